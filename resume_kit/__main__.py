@@ -1,0 +1,4 @@
+from resume_kit.cli import main
+
+if __name__ == "__main__":
+    main()

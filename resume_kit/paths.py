@@ -1,0 +1,100 @@
+"""Where things live: the git work tree and the ``.resume-kit/`` folder inside it (SPEC 2)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from resume_kit.errors import NotARepositoryError
+
+STATE_DIR = ".resume-kit"
+GITIGNORE_BODY = "# written by resume-kit: tool-owned state is never committed\nsnapshots/\nruns/\nhistory/\n*.lock\ncache/\n"
+
+
+@dataclass(frozen=True)
+class Layout:
+    root: Path  # top of the (current) work tree
+    git_dir: Path  # this worktree's git dir
+    git_common_dir: Path  # shared git dir (differs from git_dir in linked worktrees)
+
+    @property
+    def state_dir(self) -> Path:
+        return self.root / STATE_DIR
+
+    @property
+    def progress(self) -> Path:
+        return self.state_dir / "progress.yaml"
+
+    @property
+    def config(self) -> Path:
+        return self.state_dir / "config.yaml"
+
+    @property
+    def templates(self) -> Path:
+        return self.state_dir / "templates"
+
+    @property
+    def snapshots(self) -> Path:
+        return self.state_dir / "snapshots"
+
+    @property
+    def runs(self) -> Path:
+        return self.state_dir / "runs"
+
+    @property
+    def history(self) -> Path:
+        return self.state_dir / "history"
+
+    @property
+    def cache(self) -> Path:
+        return self.state_dir / "cache"
+
+    @property
+    def gitignore(self) -> Path:
+        return self.state_dir / ".gitignore"
+
+    def rel(self, path: Path) -> str:
+        """``path`` relative to the work tree root, with forward slashes."""
+        try:
+            return path.resolve().relative_to(self.root).as_posix()
+        except ValueError:
+            return str(path)
+
+
+def find_layout(start: Path | None = None) -> Layout:
+    """Discover the work tree containing ``start`` (default: the current directory)."""
+    from resume_kit.gitcmd import GitFailed, run_git
+
+    try:
+        cwd = Path.cwd() if start is None else start
+    except FileNotFoundError:
+        raise NotARepositoryError(
+            "the current directory no longer exists",
+            hint="cd into your repository and run the command again",
+        ) from None
+    if not cwd.is_dir():
+        raise NotARepositoryError(f"{cwd} is not a directory", hint="run inside a git work tree")
+    try:
+        out = run_git(
+            cwd, "rev-parse", "--path-format=absolute", "--show-toplevel", "--git-dir",
+            "--git-common-dir",
+        )
+    except GitFailed as exc:
+        detail = exc.stderr.strip().splitlines()[-1] if exc.stderr.strip() else "git failed"
+        raise NotARepositoryError(
+            f"not inside a git work tree ({detail})",
+            hint="run resume-kit inside a git repository (create one with `git init`)",
+        ) from None
+    except FileNotFoundError:
+        raise NotARepositoryError(
+            "git is not installed or not on PATH", hint="install git and try again"
+        ) from None
+    lines = out.splitlines()
+    if len(lines) < 3 or not lines[0]:
+        raise NotARepositoryError(
+            "not inside a git work tree (a bare repository or a .git folder)",
+            hint="run resume-kit from a checked-out work tree",
+        )
+    root, git_dir, common = (Path(os.path.realpath(line)) for line in lines[:3])
+    return Layout(root=root, git_dir=git_dir, git_common_dir=common)

@@ -1,0 +1,739 @@
+"""The progress model (SPEC 2): load, validate, migrate, pick the next unit, save.
+
+The file is parsed with ruamel.yaml's round-trip loader so that a person's comments, key order
+and quoting survive: the typed model is derived from the parsed document, and saving merges the
+model back into that document, touching only the values that changed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import io
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, cast
+
+from resume_kit.errors import EXIT_USAGE, ProgressFileError
+from resume_kit.paths import Layout
+from resume_kit.store import FileLock, atomic_write, keep_history
+
+SCHEMA_VERSION = 1
+STATUSES = ("todo", "in_progress", "done", "blocked")
+ACTION_STATUSES = ("success", "unknown", "failed")
+ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+ID_PATTERN_TEXT = "[a-z0-9][a-z0-9._-]*"
+MAX_FILE_BYTES = 16 * 1024 * 1024
+
+Status = Literal["todo", "in_progress", "done", "blocked"]
+
+TOP_KEYS = ("schema_version", "goal", "units", "actions", "notes")
+UNIT_KEYS = (
+    "id", "title", "status", "verify", "files", "artifacts", "after", "evidence", "last_failure",
+)
+EVIDENCE_KEYS = ("verified_at", "commit", "dirty", "fingerprint", "duration_s", "log")
+FAILURE_KEYS = ("at", "exit_code", "signature", "repeats", "excerpt")
+ACTION_KEYS = ("key", "description", "status", "at")
+
+
+@dataclass
+class Evidence:
+    verified_at: str
+    commit: str | None
+    dirty: bool
+    fingerprint: str
+    duration_s: float
+    log: str | None = None
+
+
+@dataclass
+class LastFailure:
+    at: str
+    exit_code: int
+    signature: str
+    repeats: int = 1
+    excerpt: str = ""
+
+
+@dataclass
+class Unit:
+    id: str
+    title: str
+    status: Status = "todo"
+    verify: str | None = None
+    files: list[str] = field(default_factory=list)
+    artifacts: list[str] = field(default_factory=list)
+    after: list[str] = field(default_factory=list)
+    evidence: Evidence | None = None
+    last_failure: LastFailure | None = None
+    line: int | None = field(default=None, compare=False, repr=False)
+
+
+@dataclass
+class Action:
+    key: str
+    description: str
+    status: Literal["success", "unknown", "failed"] = "success"
+    at: str | None = None
+
+
+@dataclass
+class Progress:
+    goal: str
+    units: list[Unit] = field(default_factory=list)
+    actions: list[Action] = field(default_factory=list)
+    notes: str | None = None
+    schema_version: int = SCHEMA_VERSION
+
+    def unit(self, unit_id: str) -> Unit | None:
+        for unit in self.units:
+            if unit.id == unit_id:
+                return unit
+        return None
+
+    def require_unit(self, unit_id: str) -> Unit:
+        unit = self.unit(unit_id)
+        if unit is None:
+            known = ", ".join(u.id for u in self.units[:8]) or "none"
+            raise ProgressFileError(
+                f"no unit with id '{unit_id}'",
+                hint=f"known ids: {known}{' …' if len(self.units) > 8 else ''} "
+                "(see `resume-kit status`)",
+            )
+        return unit
+
+    def counts(self) -> dict[str, int]:
+        counts = dict.fromkeys(STATUSES, 0)
+        for unit in self.units:
+            counts[unit.status] += 1
+        return counts
+
+
+def now_iso() -> str:
+    return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def pick_next(progress: Progress, unit_id: str | None = None) -> Unit | None:
+    """The unit to work on: ``unit_id``; else the first in progress; else the first ready todo."""
+    if unit_id is not None:
+        return progress.require_unit(unit_id)
+    for unit in progress.units:
+        if unit.status == "in_progress":
+            return unit
+    done = {u.id for u in progress.units if u.status == "done"}
+    for unit in progress.units:
+        if unit.status == "todo" and all(dep in done for dep in unit.after):
+            return unit
+    return None
+
+
+def why_next(progress: Progress, unit: Unit) -> str:
+    """A short reason why ``pick_next`` chose ``unit``."""
+    if unit.status == "in_progress":
+        if unit.last_failure:
+            return f"it is in progress and its last verification failed ({unit.last_failure.repeats}x)"
+        return "it is in progress"
+    if unit.status == "done":
+        return "it was asked for explicitly"
+    if unit.after:
+        return f"it is the first unit still to do whose dependencies ({', '.join(unit.after)}) are done"
+    return "it is the first unit still to do"
+
+
+# --------------------------------------------------------------------------- validation
+
+
+class _Problems:
+    def __init__(self, name: str):
+        self.name = name
+        self.items: list[str] = []
+
+    def add(self, line: int | None, message: str) -> None:
+        where = f"{self.name}:{line}" if line else self.name
+        self.items.append(f"{where}: {message}")
+
+
+def _line_of(node: Any, key: Any = None) -> int | None:
+    """1-based line of ``node`` (or of ``key`` inside it) when ruamel recorded it."""
+    lc = getattr(node, "lc", None)
+    if lc is None:
+        return None
+    try:
+        if key is not None:
+            return int(lc.key(key)[0]) + 1
+        return int(lc.line) + 1
+    except (KeyError, TypeError, AttributeError, IndexError):
+        return None
+
+
+def _plain(value: Any) -> Any:
+    """Datetimes (unquoted timestamps in YAML) read back as ISO strings."""
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is None:
+            return value.strftime("%Y-%m-%dT%H:%M:%S") + "Z"
+        return value.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    return value
+
+
+def _type_name(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if value is None:
+        return "empty"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    return type(value).__name__
+
+
+def _str_list(value: Any, what: str, line: int | None, problems: _Problems) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        problems.add(line, f"{what} must be a list of strings, not {_type_name(value)}")
+        return []
+    return [str(v) for v in value]
+
+
+def _evidence(raw: Any, label: str, line: int | None, problems: _Problems) -> Evidence | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        problems.add(line, f"{label}: evidence must be a mapping")
+        return None
+    for key in raw:
+        if key not in EVIDENCE_KEYS:
+            problems.add(_line_of(raw, key), f"{label}: unknown key '{key}' in evidence")
+    try:
+        return Evidence(
+            verified_at=str(_plain(raw.get("verified_at", ""))),
+            commit=None if raw.get("commit") is None else str(raw.get("commit")),
+            dirty=bool(raw.get("dirty", False)),
+            fingerprint=str(raw.get("fingerprint", "")),
+            duration_s=float(raw.get("duration_s", 0.0) or 0.0),
+            log=None if raw.get("log") is None else str(raw.get("log")),
+        )
+    except (TypeError, ValueError):
+        problems.add(line, f"{label}: evidence has a value of the wrong type")
+        return None
+
+
+def _failure(raw: Any, label: str, line: int | None, problems: _Problems) -> LastFailure | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        problems.add(line, f"{label}: last_failure must be a mapping")
+        return None
+    for key in raw:
+        if key not in FAILURE_KEYS:
+            problems.add(_line_of(raw, key), f"{label}: unknown key '{key}' in last_failure")
+    try:
+        return LastFailure(
+            at=str(_plain(raw.get("at", ""))),
+            exit_code=int(raw.get("exit_code", 1)),
+            signature=str(raw.get("signature", "")),
+            repeats=int(raw.get("repeats", 1)),
+            excerpt=str(raw.get("excerpt", "") or ""),
+        )
+    except (TypeError, ValueError):
+        problems.add(line, f"{label}: last_failure has a value of the wrong type")
+        return None
+
+
+def _unit(raw: Any, index: int, problems: _Problems) -> Unit | None:
+    line = _line_of(raw)
+    if not isinstance(raw, dict):
+        problems.add(line, f"units[{index}] must be a mapping with at least an id")
+        return None
+    uid = raw.get("id")
+    label = f"unit '{uid}'" if uid is not None else f"units[{index}]"
+    for key in raw:
+        if key not in UNIT_KEYS:
+            problems.add(
+                _line_of(raw, key),
+                f"{label}: unknown key '{key}' (allowed: {', '.join(UNIT_KEYS)})",
+            )
+    if not isinstance(uid, str) or not ID_PATTERN.match(uid):
+        problems.add(_line_of(raw, "id") or line, f"{label}: id must match {ID_PATTERN_TEXT}")
+        return None
+    title = raw.get("title", uid)
+    if not isinstance(title, str):
+        problems.add(_line_of(raw, "title"), f"{label}: title must be a string")
+        title = str(title)
+    status = raw.get("status", "todo")
+    if status not in STATUSES:
+        problems.add(
+            _line_of(raw, "status"),
+            f"{label}: status must be one of {', '.join(STATUSES)}, not '{status}'",
+        )
+        status = "todo"
+    verify = raw.get("verify")
+    if verify is not None and not isinstance(verify, str):
+        problems.add(
+            _line_of(raw, "verify"),
+            f"{label}: verify is {_type_name(verify)} ({verify!r}), not a command; quote it: "
+            f"verify: '{str(verify).lower() if isinstance(verify, bool) else verify}'",
+        )
+        verify = None
+    if isinstance(verify, str) and not verify.strip():
+        problems.add(_line_of(raw, "verify"), f"{label}: verify is an empty command")
+        verify = None
+    return Unit(
+        id=uid,
+        title=title,
+        status=cast(Status, status),
+        verify=verify,
+        files=_str_list(raw.get("files"), f"{label}: files", _line_of(raw, "files"), problems),
+        artifacts=_str_list(
+            raw.get("artifacts"), f"{label}: artifacts", _line_of(raw, "artifacts"), problems
+        ),
+        after=_str_list(raw.get("after"), f"{label}: after", _line_of(raw, "after"), problems),
+        evidence=_evidence(raw.get("evidence"), label, _line_of(raw, "evidence"), problems),
+        last_failure=_failure(
+            raw.get("last_failure"), label, _line_of(raw, "last_failure"), problems
+        ),
+        line=line,
+    )
+
+
+def _action(raw: Any, index: int, problems: _Problems) -> Action | None:
+    line = _line_of(raw)
+    if not isinstance(raw, dict) or not isinstance(raw.get("key"), str):
+        problems.add(line, f"actions[{index}] must be a mapping with a string key")
+        return None
+    for key in raw:
+        if key not in ACTION_KEYS:
+            problems.add(_line_of(raw, key), f"action '{raw['key']}': unknown key '{key}'")
+    status = raw.get("status", "success")
+    if status not in ACTION_STATUSES:
+        problems.add(
+            _line_of(raw, "status"),
+            f"action '{raw['key']}': status must be one of {', '.join(ACTION_STATUSES)}",
+        )
+        status = "unknown"
+    at = raw.get("at")
+    return Action(
+        key=raw["key"],
+        description=str(raw.get("description", "") or ""),
+        status=status,
+        at=None if at is None else str(_plain(at)),
+    )
+
+
+def _check_graph(units: list[Unit], problems: _Problems) -> None:
+    ids: dict[str, Unit] = {}
+    for unit in units:
+        if unit.id in ids:
+            problems.add(unit.line, f"unit '{unit.id}': duplicate id (first on line {ids[unit.id].line})")
+        else:
+            ids[unit.id] = unit
+    for unit in units:
+        for dep in unit.after:
+            if dep not in ids:
+                problems.add(unit.line, f"unit '{unit.id}': after names unknown unit '{dep}'")
+            elif dep == unit.id:
+                problems.add(unit.line, f"unit '{unit.id}': after names the unit itself")
+    # Cycle detection (iterative DFS, so 10,000 units never hit the recursion limit).
+    state: dict[str, int] = {}
+    for start in ids:
+        if state.get(start):
+            continue
+        stack: list[tuple[str, Iterator[str]]] = [(start, iter(ids[start].after))]
+        state[start] = 1
+        path = [start]
+        while stack:
+            node, deps = stack[-1]
+            nxt = next(deps, None)
+            if nxt is None:
+                state[node] = 2
+                stack.pop()
+                path.pop()
+                continue
+            if nxt not in ids or nxt == node:
+                continue
+            if state.get(nxt) == 1:
+                cycle = [*path[path.index(nxt):], nxt]
+                problems.add(ids[nxt].line, f"dependency cycle: {' -> '.join(cycle)}")
+                state[nxt] = 2
+            elif not state.get(nxt):
+                state[nxt] = 1
+                path.append(nxt)
+                stack.append((nxt, iter(ids[nxt].after)))
+
+
+def migrate(raw: Any, name: str) -> tuple[Any, bool]:
+    """Bring an older document up to SCHEMA_VERSION in memory. Returns (document, migrated).
+
+    Version 0 is the pre-release layout: ``tasks`` instead of ``units`` and ``pending`` /
+    ``completed`` statuses. A ``completed`` task becomes ``done`` without evidence, which
+    reconcile then reports as DONE_UNVERIFIED: it was never verified by resume-kit.
+    """
+    version = raw.get("schema_version")
+    if version == 0:
+        if "tasks" in raw and "units" not in raw:
+            position = list(raw.keys()).index("tasks")
+            tasks = raw.pop("tasks")
+            raw.insert(position, "units", tasks)
+        for unit in raw.get("units") or []:
+            if isinstance(unit, dict) and unit.get("status") in ("pending", "completed"):
+                unit["status"] = "todo" if unit["status"] == "pending" else "done"
+        raw["schema_version"] = SCHEMA_VERSION
+        return raw, True
+    return raw, False
+
+
+def validate(raw: Any, name: str = "progress.yaml") -> Progress:
+    """Turn a parsed document into a Progress, or raise ProgressFileError naming line and reason."""
+    problems = _Problems(name)
+    if raw is None:
+        raise ProgressFileError(
+            f"{name}: the file is empty",
+            hint="it needs at least `schema_version: 1` and a `goal:`; "
+            "or move it away and run `resume-kit init`",
+        )
+    if not isinstance(raw, dict):
+        raise ProgressFileError(
+            f"{name}:1: the top level must be a mapping, not {_type_name(raw)}",
+            hint="see SPEC section 2 for the shape of progress.yaml",
+        )
+    version = raw.get("schema_version")
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise ProgressFileError(
+            f"{name}:{_line_of(raw, 'schema_version') or 1}: schema_version must be an integer",
+            hint=f"this version of resume-kit writes `schema_version: {SCHEMA_VERSION}`",
+        )
+    if version > SCHEMA_VERSION:
+        raise ProgressFileError(
+            f"{name}: schema_version {version} is newer than this resume-kit understands "
+            f"({SCHEMA_VERSION})",
+            hint="upgrade resume-kit: pip install --upgrade resume-kit",
+        )
+    if version < 0:
+        raise ProgressFileError(f"{name}: schema_version {version} is not a known version")
+    raw, _ = migrate(raw, name)
+    for key in raw:
+        if key not in TOP_KEYS:
+            problems.add(_line_of(raw, key), f"unknown key '{key}' (allowed: {', '.join(TOP_KEYS)})")
+    goal = raw.get("goal")
+    if not isinstance(goal, str):
+        problems.add(_line_of(raw, "goal") or 1, "goal must be a string (one sentence)")
+        goal = ""
+    units_raw = raw.get("units")
+    units: list[Unit] = []
+    if units_raw is None:
+        units_raw = []
+    if not isinstance(units_raw, list):
+        problems.add(_line_of(raw, "units"), "units must be a list")
+    else:
+        for index, item in enumerate(units_raw):
+            unit = _unit(item, index, problems)
+            if unit is not None:
+                units.append(unit)
+    actions: list[Action] = []
+    actions_raw = raw.get("actions") or []
+    if not isinstance(actions_raw, list):
+        problems.add(_line_of(raw, "actions"), "actions must be a list")
+    else:
+        for index, item in enumerate(actions_raw):
+            action = _action(item, index, problems)
+            if action is not None:
+                actions.append(action)
+    notes = raw.get("notes")
+    if notes is not None and not isinstance(notes, str):
+        problems.add(_line_of(raw, "notes"), "notes must be a string")
+        notes = str(notes)
+    _check_graph(units, problems)
+    if problems.items:
+        more = len(problems.items) - 1
+        raise ProgressFileError(
+            problems.items[0],
+            hint=(f"{more} more problem{'s' if more > 1 else ''} after this one; " if more else "")
+            + "fix the file by hand; resume-kit never overwrites a file it cannot read",
+        )
+    return Progress(
+        goal=goal, units=units, actions=actions, notes=notes, schema_version=SCHEMA_VERSION
+    )
+
+
+# --------------------------------------------------------------------------- YAML round trip
+
+
+def _yaml() -> Any:
+    from ruamel.yaml import YAML
+
+    yaml = YAML(typ="rt")
+    yaml.preserve_quotes = True
+    yaml.width = 4096
+    yaml.allow_duplicate_keys = False
+    return yaml
+
+
+def _detect_indent(text: str) -> tuple[int, int]:
+    """(sequence indent, dash offset) as the person wrote the units list; SPEC style by default."""
+    match = re.search(r"^[A-Za-z_]+:[ \t]*\n(?:[ \t]*#.*\n)*( *)- ", text, re.MULTILINE)
+    if match:
+        offset = len(match.group(1))
+        return offset + 2, offset
+    return 4, 2
+
+
+def parse_text(text: str, name: str = "progress.yaml") -> Any:
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+    try:
+        return _yaml().load(text)
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = f":{mark.line + 1}" if mark is not None else ""
+        reason = (exc.problem or exc.context or "invalid YAML").strip()
+        raise ProgressFileError(
+            f"{name}{line}: not valid YAML ({reason})",
+            hint="fix the file by hand; resume-kit never overwrites a file it cannot read",
+        ) from None
+    except (YAMLError, RecursionError, ValueError, TypeError) as exc:
+        raise ProgressFileError(
+            f"{name}: not valid YAML ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})",
+            hint="fix the file by hand; resume-kit never overwrites a file it cannot read",
+        ) from None
+
+
+def _as_yaml_value(value: Any) -> Any:
+    from ruamel.yaml.scalarstring import LiteralScalarString
+
+    if isinstance(value, str) and "\n" in value:
+        return LiteralScalarString(value if value.endswith("\n") else value)
+    return value
+
+
+def to_data(progress: Progress) -> dict[str, Any]:
+    """The plain data a Progress writes, in SPEC key order, empty optional keys left out."""
+
+    def unit_data(unit: Unit) -> dict[str, Any]:
+        data: dict[str, Any] = {"id": unit.id, "title": unit.title, "status": unit.status}
+        if unit.verify is not None:
+            data["verify"] = unit.verify
+        for key in ("files", "artifacts", "after"):
+            if getattr(unit, key):
+                data[key] = list(getattr(unit, key))
+        if unit.evidence is not None:
+            ev = unit.evidence
+            data["evidence"] = {
+                "verified_at": ev.verified_at,
+                "commit": ev.commit,
+                "dirty": ev.dirty,
+                "fingerprint": ev.fingerprint,
+                "duration_s": ev.duration_s,
+            }
+            if ev.log is not None:
+                data["evidence"]["log"] = ev.log
+        if unit.last_failure is not None:
+            lf = unit.last_failure
+            data["last_failure"] = {
+                "at": lf.at,
+                "exit_code": lf.exit_code,
+                "signature": lf.signature,
+                "repeats": lf.repeats,
+                "excerpt": lf.excerpt,
+            }
+        return data
+
+    data: dict[str, Any] = {
+        "schema_version": progress.schema_version,
+        "goal": progress.goal,
+        "units": [unit_data(u) for u in progress.units],
+    }
+    if progress.actions:
+        data["actions"] = [
+            {k: v for k, v in vars(a).items() if v is not None} for a in progress.actions
+        ]
+    if progress.notes is not None:
+        data["notes"] = progress.notes
+    return data
+
+
+def _same(old: Any, new: Any) -> bool:
+    return bool(_plain(old) == new and type(_plain(old)) is type(new)) or (
+        isinstance(new, float) and isinstance(old, int | float) and float(old) == new
+        and not isinstance(old, bool)
+    )
+
+
+def merge_into(raw: Any, data: Any) -> Any:
+    """Update the round-trip node ``raw`` to hold ``data``, keeping what did not change.
+
+    Mappings are updated key by key (new keys appended, vanished keys removed); lists of
+    mappings with ``id``/``key`` are matched by that identity. Anything else is replaced.
+    """
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+    if isinstance(data, dict):
+        if not isinstance(raw, CommentedMap):
+            fresh = CommentedMap()
+            for key, value in data.items():
+                fresh[key] = merge_into(None, value)
+            return fresh
+        for key in [k for k in raw if k not in data]:
+            del raw[key]
+        for key, value in data.items():
+            if key in raw:
+                merged = merge_into(raw[key], value)
+                if merged is not raw[key]:
+                    raw[key] = merged
+            else:
+                raw[key] = merge_into(None, value)
+        return raw
+    if isinstance(data, list):
+        if not isinstance(raw, CommentedSeq):
+            fresh_seq = CommentedSeq()
+            for value in data:
+                fresh_seq.append(merge_into(None, value))
+            return fresh_seq
+        ident = _identity_key(data)
+        if ident is not None and all(isinstance(item, dict) for item in raw):
+            old_ids = [item.get(ident) for item in raw]
+            new_ids = [item[ident] for item in data]
+            if new_ids[: len(old_ids)] == old_ids:
+                for item, value in zip(raw, data, strict=False):
+                    merge_into(item, value)
+                for value in data[len(old_ids):]:
+                    raw.append(merge_into(None, value))
+                return raw
+            by_id = {item.get(ident): item for item in raw}
+            rebuilt = CommentedSeq()
+            for value in data:
+                rebuilt.append(merge_into(by_id.get(value[ident]), value))
+            return rebuilt
+        if len(raw) == len(data) and all(_same(a, b) for a, b in zip(raw, data, strict=True)):
+            return raw
+        fresh_seq = CommentedSeq()
+        if raw.fa.flow_style():
+            fresh_seq.fa.set_flow_style()
+        for value in data:
+            fresh_seq.append(merge_into(None, value))
+        return fresh_seq
+    if raw is not None and _same(raw, data):
+        return raw
+    return _as_yaml_value(data)
+
+
+def _identity_key(items: list[Any]) -> str | None:
+    for key in ("id", "key"):
+        if items and all(isinstance(i, dict) and key in i for i in items):
+            return key
+    return None
+
+
+def dump(raw: Any, indent: tuple[int, int] = (4, 2)) -> str:
+    yaml = _yaml()
+    yaml.indent(mapping=2, sequence=indent[0], offset=indent[1])
+    buffer = io.StringIO()
+    yaml.dump(raw, buffer)
+    return buffer.getvalue()
+
+
+def new_document(progress: Progress) -> Any:
+    return merge_into(None, to_data(progress))
+
+
+# --------------------------------------------------------------------------- file I/O
+
+
+@dataclass
+class ProgressDoc:
+    """A loaded progress file: the typed model plus the round-trip document it came from."""
+
+    path: Path
+    progress: Progress
+    raw: Any
+    text: str
+
+    def render(self) -> str:
+        merged = merge_into(self.raw, to_data(self.progress))
+        self.raw = merged
+        return dump(merged, _detect_indent(self.text))
+
+
+def read_text(path: Path) -> str:
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        raise ProgressFileError(
+            f"no progress file at {path}",
+            hint="run `resume-kit init --goal \"...\"` first",
+        ) from None
+    if size > MAX_FILE_BYTES:
+        raise ProgressFileError(
+            f"{path.name} is {size // (1024 * 1024)} MiB, larger than the "
+            f"{MAX_FILE_BYTES // (1024 * 1024)} MiB a progress file may be",
+            hint="keep progress.yaml small: long logs belong in .resume-kit/runs/",
+        )
+    try:
+        data = path.read_bytes()
+    except IsADirectoryError:
+        raise ProgressFileError(f"{path} is a directory, not a file") from None
+    except PermissionError:
+        raise ProgressFileError(
+            f"cannot read {path}: permission denied", hint="check the file's permissions"
+        ) from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ProgressFileError(
+            f"{path.name}:{line}: not UTF-8 text",
+            hint="save progress.yaml as UTF-8; resume-kit never overwrites a file it cannot read",
+        ) from None
+
+
+def load(layout: Layout) -> ProgressDoc:
+    path = layout.progress
+    text = read_text(path)
+    if "\x00" in text:
+        raise ProgressFileError(f"{path.name}: the file holds binary data (NUL bytes)")
+    raw = parse_text(text, path.name)
+    progress = validate(raw, path.name)
+    return ProgressDoc(path=path, progress=progress, raw=raw, text=text)
+
+
+def save(layout: Layout, doc: ProgressDoc) -> bool:
+    """Write ``doc`` if it changed: previous version to history/, then an atomic replace.
+
+    The caller must hold the progress lock (see :func:`transaction`).
+    """
+    text = doc.render()
+    validate(parse_text(text, doc.path.name), doc.path.name)  # never write what we cannot read
+    if text == doc.text:
+        return False
+    keep_history(doc.path, layout.history)
+    atomic_write(doc.path, text)
+    doc.text = text
+    return True
+
+
+@contextlib.contextmanager
+def transaction(layout: Layout) -> Iterator[ProgressDoc]:
+    """Load under the lock, let the caller change ``doc.progress``, save if it changed."""
+    with FileLock(layout.progress):
+        doc = load(layout)
+        yield doc
+        save(layout, doc)
+
+
+def create(layout: Layout, progress: Progress) -> None:
+    with FileLock(layout.progress):
+        if layout.progress.exists():
+            raise ProgressFileError(
+                f"{layout.progress} already exists",
+                hint="resume-kit init never overwrites; edit it or use `resume-kit add`",
+                exit_code=EXIT_USAGE,
+            )
+        atomic_write(layout.progress, dump(new_document(progress)))

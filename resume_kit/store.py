@@ -1,0 +1,214 @@
+"""Atomic writes, the lock file and the history ring (the git-lockfile model).
+
+* ``atomic_write`` writes a temporary file in the target's folder, fsyncs it, renames it over
+  the target and fsyncs the folder: a reader sees the old file or the new one, never half.
+* ``FileLock`` creates ``<file>.lock`` with ``O_CREAT|O_EXCL`` holding pid, host and time,
+  retries with jittered backoff, removes a lock whose process is gone (same host only) and
+  otherwise names the holder in its error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import random
+import socket
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from resume_kit.errors import LockError
+
+DEFAULT_LOCK_TIMEOUT_S = 5.0
+HISTORY_KEEP = 20
+
+
+def _fsync_dir(folder: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def atomic_write(path: Path, data: bytes | str, mode: int | None = None) -> None:
+    """Replace ``path`` with ``data`` atomically (temporary file, fsync, rename)."""
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.parent / f".{path.name}.{os.getpid()}.{random.randrange(1 << 30):x}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 if mode is None else mode)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(payload)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    _fsync_dir(path.parent)
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _read_holder(lock_path: Path) -> dict[str, object] | None:
+    try:
+        raw = lock_path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    try:
+        holder = json.loads(raw)
+    except json.JSONDecodeError:
+        return None
+    return holder if isinstance(holder, dict) else None
+
+
+def lock_timeout() -> float:
+    try:
+        return float(os.environ.get("RESUME_KIT_LOCK_TIMEOUT", DEFAULT_LOCK_TIMEOUT_S))
+    except ValueError:
+        return DEFAULT_LOCK_TIMEOUT_S
+
+
+class FileLock:
+    """An exclusive lock on ``target`` held through ``<target>.lock``."""
+
+    def __init__(self, target: Path, timeout: float | None = None):
+        self.target = target
+        self.path = target.with_name(target.name + ".lock")
+        self.timeout = lock_timeout() if timeout is None else timeout
+        self._held = False
+
+    def _try_create(self) -> bool:
+        body = json.dumps(
+            {"pid": os.getpid(), "host": socket.gethostname(), "created": time.time()}
+        ).encode()
+        try:
+            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            return False
+        try:
+            os.write(fd, body)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        return True
+
+    def _break_if_stale(self) -> bool:
+        """Remove the lock if its holder is a dead process on this host. True if removed."""
+        holder = _read_holder(self.path)
+        if holder is None:
+            # Half-written or foreign lock: treat as stale only once it is clearly old.
+            try:
+                age = time.time() - self.path.stat().st_mtime
+            except FileNotFoundError:
+                return True
+            if age > 2 * max(self.timeout, 1.0):
+                with contextlib.suppress(FileNotFoundError):
+                    self.path.unlink()
+                return True
+            return False
+        pid = holder.get("pid")
+        if holder.get("host") == socket.gethostname() and isinstance(pid, int):
+            if not _pid_alive(pid):
+                with contextlib.suppress(FileNotFoundError):
+                    self.path.unlink()
+                return True
+        return False
+
+    def describe_holder(self) -> str:
+        holder = _read_holder(self.path)
+        if holder is None:
+            return "an unknown process"
+        pid, host = holder.get("pid"), holder.get("host")
+        local = host == socket.gethostname()
+        state = ("alive" if _pid_alive(pid) else "not running") if (
+            local and isinstance(pid, int)
+        ) else "on another host"
+        return f"pid {pid} on {host} ({state})"
+
+    def acquire(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        deadline = time.monotonic() + self.timeout
+        delay = 0.005
+        while True:
+            try:
+                created = self._try_create()
+            except FileNotFoundError:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                continue
+            except PermissionError as exc:
+                raise LockError(
+                    f"cannot create {self.path}: {exc.strerror}",
+                    hint="check the permissions of the .resume-kit folder",
+                ) from None
+            if created:
+                self._held = True
+                return
+            if self._break_if_stale():
+                continue
+            if time.monotonic() >= deadline:
+                raise LockError(
+                    f"{self.target.name} is locked by {self.describe_holder()}: {self.path}",
+                    hint="wait for that command to finish; if no resume-kit command is running, "
+                    f"delete {self.path}",
+                )
+            time.sleep(delay * (0.5 + random.random()))
+            delay = min(delay * 2, 0.2)
+
+    def release(self) -> None:
+        if self._held:
+            self._held = False
+            with contextlib.suppress(FileNotFoundError):
+                self.path.unlink()
+
+    def __enter__(self) -> FileLock:
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+@contextlib.contextmanager
+def locked(target: Path, timeout: float | None = None) -> Iterator[FileLock]:
+    lock = FileLock(target, timeout)
+    with lock:
+        yield lock
+
+
+def keep_history(target: Path, history_dir: Path, keep: int = HISTORY_KEEP) -> Path | None:
+    """Copy the current ``target`` into ``history_dir`` (newest ``keep`` kept)."""
+    try:
+        data = target.read_bytes()
+    except FileNotFoundError:
+        return None
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+    name = f"{target.stem}-{stamp}-{time.time_ns() % 10**9:09d}{target.suffix}"
+    dest = history_dir / name
+    atomic_write(dest, data)
+    prune(history_dir, f"{target.stem}-*{target.suffix}", keep)
+    return dest
+
+
+def prune(folder: Path, pattern: str, keep: int) -> None:
+    """Delete all but the newest ``keep`` files matching ``pattern`` (names sort by time)."""
+    files = sorted(folder.glob(pattern))
+    for old in files[: max(0, len(files) - keep)]:
+        with contextlib.suppress(OSError):
+            old.unlink()

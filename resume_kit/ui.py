@@ -1,0 +1,66 @@
+"""Printing: payload on stdout, diagnostics on stderr; colour only on a terminal without NO_COLOR."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+PROG = "resume-kit"
+
+
+def colour_allowed(stream: Any) -> bool:
+    if os.environ.get("NO_COLOR"):
+        return False
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+@cache
+def stdout_console() -> Console:
+    from rich.console import Console
+
+    return Console(
+        file=sys.stdout, no_color=not colour_allowed(sys.stdout), highlight=False,
+        soft_wrap=not colour_allowed(sys.stdout),
+    )
+
+
+@cache
+def stderr_console() -> Console:
+    from rich.console import Console
+
+    return Console(
+        file=sys.stderr, stderr=True, no_color=not colour_allowed(sys.stderr), highlight=False
+    )
+
+
+def print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False) + "\n")
+    sys.stdout.flush()
+
+
+def out(text: str = "") -> None:
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+
+
+def info(text: str) -> None:
+    """A plain diagnostic line on stderr (no markup interpretation)."""
+    sys.stderr.write(text + "\n")
+    sys.stderr.flush()
+
+
+def warn(text: str) -> None:
+    info(f"{PROG}: warning: {text}")
+
+
+def error_line(message: str, hint: str | None = None) -> None:
+    info(f"{PROG}: error: {message}")
+    if hint:
+        info(f"hint: {hint}")
