@@ -10,7 +10,7 @@ import os
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -27,8 +27,12 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-action_app = typer.Typer(help="The side-effect ledger: what must not happen twice.", no_args_is_help=True)
-hook_app = typer.Typer(help="Git hooks: post-commit snapshots and Resume-Unit trailers.", no_args_is_help=True)
+action_app = typer.Typer(
+    help="The side-effect ledger: what must not happen twice.", no_args_is_help=True
+)
+hook_app = typer.Typer(
+    help="Git hooks: post-commit snapshots and Resume-Unit trailers.", no_args_is_help=True
+)
 integrate_app = typer.Typer(help="Agent hooks for Claude Code and Codex CLI.", no_args_is_help=True)
 app.add_typer(action_app, name="action")
 app.add_typer(hook_app, name="hook")
@@ -73,10 +77,12 @@ def _root(
 
 @app.command()
 def init(
-    goal: Annotated[Optional[str], typer.Option("--goal", help="The goal, in one sentence.")] = None,
+    goal: Annotated[str | None, typer.Option("--goal", help="The goal, in one sentence.")] = None,
     import_file: Annotated[
-        Optional[Path],
-        typer.Option("--import", help="A Markdown task list (- [ ] / - [x]) or a Task Master tasks.json."),
+        Path | None,
+        typer.Option(
+            "--import", help="A Markdown task list (- [ ] / - [x]) or a Task Master tasks.json."
+        ),
     ] = None,
 ) -> None:
     """Create .resume-kit/ with a progress file (never overwrites one)."""
@@ -88,11 +94,24 @@ def init(
 @app.command()
 def add(
     title: Annotated[str, typer.Argument(help="What the unit achieves.")],
-    verify: Annotated[str, typer.Option("--verify", help="Shell command that proves the unit done (exit 0).")],
-    unit_id: Annotated[Optional[str], typer.Option("--id", help="Unit id; default: derived from the title.")] = None,
-    files: Annotated[Optional[list[str]], typer.Option("--files", help="Glob of files this unit owns (repeatable).")] = None,
-    artifact: Annotated[Optional[list[str]], typer.Option("--artifact", help="Path that must exist once done (repeatable).")] = None,
-    after: Annotated[Optional[list[str]], typer.Option("--after", help="Id of a unit that must be done first (repeatable).")] = None,
+    verify: Annotated[
+        str, typer.Option("--verify", help="Shell command that proves the unit done (exit 0).")
+    ],
+    unit_id: Annotated[
+        str | None, typer.Option("--id", help="Unit id; default: derived from the title.")
+    ] = None,
+    files: Annotated[
+        list[str] | None,
+        typer.Option("--files", help="Glob of files this unit owns (repeatable)."),
+    ] = None,
+    artifact: Annotated[
+        list[str] | None,
+        typer.Option("--artifact", help="Path that must exist once done (repeatable)."),
+    ] = None,
+    after: Annotated[
+        list[str] | None,
+        typer.Option("--after", help="Id of a unit that must be done first (repeatable)."),
+    ] = None,
 ) -> None:
     """Append a unit of work with the command that verifies it."""
     from resume_kit.commands import units as cmd
@@ -103,9 +122,13 @@ def add(
 @app.command()
 def plan(
     each: Annotated[str, typer.Option("--each", help="Glob: one unit per matching path, sorted.")],
-    title: Annotated[str, typer.Option("--title", help="Title template ({path} {stem} {name} {n}).")],
+    title: Annotated[
+        str, typer.Option("--title", help="Title template ({path} {stem} {name} {n}).")
+    ],
     verify: Annotated[str, typer.Option("--verify", help="Verify command template.")],
-    artifact: Annotated[Optional[str], typer.Option("--artifact", help="Artifact path template.")] = None,
+    artifact: Annotated[
+        str | None, typer.Option("--artifact", help="Artifact path template.")
+    ] = None,
     id_prefix: Annotated[str, typer.Option("--id-prefix", help="Prefix for generated ids.")] = "",
 ) -> None:
     """Add one unit per matching path; re-running adds only new paths."""
@@ -153,7 +176,9 @@ def reset(unit_id: Annotated[str, typer.Argument(metavar="ID")]) -> None:
 def snapshot(
     json_out: JsonOpt = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing on success.")] = False,
-    trigger: Annotated[Trigger, typer.Option("--trigger", help="What asked for this snapshot.")] = Trigger.manual,
+    trigger: Annotated[
+        Trigger, typer.Option("--trigger", help="What asked for this snapshot.")
+    ] = Trigger.manual,
 ) -> None:
     """Record the workspace facts; print what changed since the previous snapshot."""
     from resume_kit.commands import snapshot as cmd
@@ -163,12 +188,22 @@ def snapshot(
 
 @app.command()
 def brief(
-    max_tokens: Annotated[Optional[int], typer.Option("--max-tokens", min=50, help="Token budget (cl100k_base); default 1500.")] = None,
-    fmt: Annotated[BriefFormat, typer.Option("--format", help="markdown, json or claude-hook.")] = BriefFormat.markdown,
-    output: Annotated[Optional[Path], typer.Option("-o", "--output", help="Write to FILE (atomically).")] = None,
+    max_tokens: Annotated[
+        int | None,
+        typer.Option("--max-tokens", min=50, help="Token budget (cl100k_base); default 1500."),
+    ] = None,
+    fmt: Annotated[
+        BriefFormat, typer.Option("--format", help="markdown, json or claude-hook.")
+    ] = BriefFormat.markdown,
+    output: Annotated[
+        Path | None, typer.Option("-o", "--output", help="Write to FILE (atomically).")
+    ] = None,
     summarize: Annotated[
-        Optional[bool],
-        typer.Option("--summarize/--no-summarize", help="Ask the Anthropic API for a summary once (or turn it off once)."),
+        bool | None,
+        typer.Option(
+            "--summarize/--no-summarize",
+            help="Ask the Anthropic API for a summary once (or turn it off once).",
+        ),
     ] = None,
 ) -> None:
     """Take a snapshot, reconcile, and print the fresh-context prompt."""
@@ -179,10 +214,21 @@ def brief(
 
 @app.command("verify-next")
 def verify_next(
-    unit: Annotated[Optional[str], typer.Option("--unit", help="Verify this unit instead of the next one.")] = None,
-    stale: Annotated[bool, typer.Option("--stale", help="Re-verify done units whose evidence no longer matches.")] = False,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Say which unit and command; run nothing.")] = False,
-    timeout: Annotated[Optional[float], typer.Option("--timeout", min=0.01, help="Seconds before the command is killed (exit 124).")] = None,
+    unit: Annotated[
+        str | None, typer.Option("--unit", help="Verify this unit instead of the next one.")
+    ] = None,
+    stale: Annotated[
+        bool, typer.Option("--stale", help="Re-verify done units whose evidence no longer matches.")
+    ] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Say which unit and command; run nothing.")
+    ] = False,
+    timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--timeout", min=0.01, help="Seconds before the command is killed (exit 124)."
+        ),
+    ] = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Run the next unit's verify command; checkpoint it done only if it passes."""
@@ -193,11 +239,23 @@ def verify_next(
 
 @app.command("run")
 def run_batch(
-    jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Independent units to run at once.")] = 1,
-    keep_going: Annotated[bool, typer.Option("--keep-going", help="Continue past failures.")] = False,
-    max_failures: Annotated[Optional[int], typer.Option("--max-failures", min=1, help="Stop after K failures (with --keep-going).")] = None,
-    max_units: Annotated[Optional[int], typer.Option("--max-units", min=1, help="Stop after M units.")] = None,
-    time_budget: Annotated[Optional[str], typer.Option("--time-budget", help="Stop starting units after this long (90s, 15m, 2h).")] = None,
+    jobs: Annotated[
+        int, typer.Option("--jobs", "-j", min=1, help="Independent units to run at once.")
+    ] = 1,
+    keep_going: Annotated[
+        bool, typer.Option("--keep-going", help="Continue past failures.")
+    ] = False,
+    max_failures: Annotated[
+        int | None,
+        typer.Option("--max-failures", min=1, help="Stop after K failures (with --keep-going)."),
+    ] = None,
+    max_units: Annotated[
+        int | None, typer.Option("--max-units", min=1, help="Stop after M units.")
+    ] = None,
+    time_budget: Annotated[
+        str | None,
+        typer.Option("--time-budget", help="Stop starting units after this long (90s, 15m, 2h)."),
+    ] = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Work through the remaining units as a resumable batch."""
@@ -210,7 +268,9 @@ def run_batch(
 def action_record(
     key: Annotated[str, typer.Argument(help="A stable key for the side effect.")],
     description: Annotated[str, typer.Option("--description", help="What was done.")],
-    status_: Annotated[str, typer.Option("--status", help="success, unknown or failed.")] = "success",
+    status_: Annotated[
+        str, typer.Option("--status", help="success, unknown or failed.")
+    ] = "success",
 ) -> None:
     """Record a side effect so a resume never repeats it."""
     from resume_kit.commands import action as cmd
@@ -228,7 +288,9 @@ def action_list(json_out: JsonOpt = False) -> None:
 
 @hook_app.command("install")
 def hook_install(
-    hooks: Annotated[str, typer.Option("--hooks", help="Comma-separated hooks to install.")] = "post-commit,prepare-commit-msg",
+    hooks: Annotated[
+        str, typer.Option("--hooks", help="Comma-separated hooks to install.")
+    ] = "post-commit,prepare-commit-msg",
 ) -> None:
     """Install git hooks (keeps an existing hook and runs it first)."""
     from resume_kit.commands import hook as cmd
@@ -255,7 +317,7 @@ def hook_status(json_out: JsonOpt = False) -> None:
 @hook_app.command("run", hidden=True)
 def hook_run(
     name: Annotated[str, typer.Argument()],
-    args: Annotated[Optional[list[str]], typer.Argument()] = None,
+    args: Annotated[list[str] | None, typer.Argument()] = None,
 ) -> None:
     """Entry point for installed git hooks (internal)."""
     from resume_kit.commands import hook as cmd
@@ -265,9 +327,17 @@ def hook_run(
 
 @integrate_app.command("claude")
 def integrate_claude(
-    user: Annotated[bool, typer.Option("--user", help="Change ~/.claude/settings.json instead of the project's.")] = False,
+    user: Annotated[
+        bool,
+        typer.Option("--user", help="Change ~/.claude/settings.json instead of the project's."),
+    ] = False,
     remove: Annotated[bool, typer.Option("--remove", help="Remove our hooks again.")] = False,
-    stop_verify: Annotated[bool, typer.Option("--stop-verify", help="Also add a Stop hook that runs the unit's verify command.")] = False,
+    stop_verify: Annotated[
+        bool,
+        typer.Option(
+            "--stop-verify", help="Also add a Stop hook that runs the unit's verify command."
+        ),
+    ] = False,
 ) -> None:
     """Add SessionStart and PreCompact hooks to Claude Code's settings."""
     from resume_kit.commands import integrate as cmd
@@ -278,7 +348,12 @@ def integrate_claude(
 @integrate_app.command("codex")
 def integrate_codex(
     remove: Annotated[bool, typer.Option("--remove", help="Remove our hooks again.")] = False,
-    stop_verify: Annotated[bool, typer.Option("--stop-verify", help="Also add a Stop hook that runs the unit's verify command.")] = False,
+    stop_verify: Annotated[
+        bool,
+        typer.Option(
+            "--stop-verify", help="Also add a Stop hook that runs the unit's verify command."
+        ),
+    ] = False,
 ) -> None:
     """Add SessionStart and PreCompact hooks to .codex/hooks.json."""
     from resume_kit.commands import integrate as cmd
@@ -306,7 +381,10 @@ def trust(
 
 @app.command()
 def demo(
-    directory: Annotated[Optional[Path], typer.Argument(metavar="[DIR]", help="Where to build it; default: a new temporary folder.")] = None,
+    directory: Annotated[
+        Path | None,
+        typer.Argument(metavar="[DIR]", help="Where to build it; default: a new temporary folder."),
+    ] = None,
 ) -> None:
     """Build a throw-away interrupted batch job and walk through snapshot, brief and verify-next."""
     from resume_kit.commands import demo as cmd
@@ -323,7 +401,7 @@ def main(argv: list[str] | None = None) -> None:
     try:  # typer >= 0.24 vendors click as typer._click
         from typer import _click as click
     except ImportError:  # pragma: no cover - older typer on a real click
-        import click  # type: ignore[no-redef]
+        import click  # type: ignore[no-redef,import-not-found,unused-ignore]
 
     exit_types = (typer.Exit, getattr(click.exceptions, "Exit", typer.Exit))
     abort_types = (KeyboardInterrupt, typer.Abort, getattr(click.exceptions, "Abort", typer.Abort))
@@ -346,7 +424,10 @@ def main(argv: list[str] | None = None) -> None:
     except exit_types as exc:
         code = exc.exit_code
     except click.exceptions.UsageError as exc:
-        error_line(exc.format_message(), exc.ctx.get_usage().splitlines()[0] + "  (see --help)" if exc.ctx else None)
+        error_line(
+            exc.format_message(),
+            exc.ctx.get_usage().splitlines()[0] + "  (see --help)" if exc.ctx else None,
+        )
         code = EXIT_USAGE
     except click.exceptions.ClickException as exc:
         error_line(exc.format_message())
@@ -370,7 +451,9 @@ def main(argv: list[str] | None = None) -> None:
 
             traceback.print_exc()
         error_line(
-            f"unexpected {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}".rstrip(": "),
+            f"unexpected {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}".rstrip(
+                ": "
+            ),
             "this is a bug in resume-kit; rerun with --debug for the traceback and report it",
         )
         code = 70

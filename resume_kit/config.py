@@ -61,14 +61,20 @@ def parse(raw: Any) -> Config:
                 raise ConfigError("config.yaml: brief must be a mapping (brief: {max_tokens: 800})")
             for sub, subval in value.items():
                 if sub != "max_tokens":
-                    raise ConfigError(f"config.yaml: unknown key 'brief.{sub}'", hint="known: brief.max_tokens")
+                    raise ConfigError(
+                        f"config.yaml: unknown key 'brief.{sub}'", hint="known: brief.max_tokens"
+                    )
                 values["brief_max_tokens"] = _positive(subval, "brief.max_tokens", int)
         elif key == "verify":
             if not isinstance(value, dict):
-                raise ConfigError("config.yaml: verify must be a mapping (verify: {timeout_s: 600})")
+                raise ConfigError(
+                    "config.yaml: verify must be a mapping (verify: {timeout_s: 600})"
+                )
             for sub, subval in value.items():
                 if sub != "timeout_s":
-                    raise ConfigError(f"config.yaml: unknown key 'verify.{sub}'", hint="known: verify.timeout_s")
+                    raise ConfigError(
+                        f"config.yaml: unknown key 'verify.{sub}'", hint="known: verify.timeout_s"
+                    )
                 values["verify_timeout_s"] = _positive(subval, "verify.timeout_s", float)
         elif key == "transcripts":
             kinds = _globs(value, key)

@@ -77,7 +77,11 @@ def find_layout(start: Path | None = None) -> Layout:
         raise NotARepositoryError(f"{cwd} is not a directory", hint="run inside a git work tree")
     try:
         out = run_git(
-            cwd, "rev-parse", "--path-format=absolute", "--show-toplevel", "--git-dir",
+            cwd,
+            "rev-parse",
+            "--path-format=absolute",
+            "--show-toplevel",
+            "--git-dir",
             "--git-common-dir",
         )
     except GitFailed as exc:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from resume_kit.errors import EXIT_USAGE, ProgressFileError
+from resume_kit.errors import ProgressFileError
 from resume_kit.paths import Layout
 from resume_kit.store import FileLock, atomic_write, keep_history
 
@@ -31,7 +31,15 @@ Status = Literal["todo", "in_progress", "done", "blocked"]
 
 TOP_KEYS = ("schema_version", "goal", "units", "actions", "notes")
 UNIT_KEYS = (
-    "id", "title", "status", "verify", "files", "artifacts", "after", "evidence", "last_failure",
+    "id",
+    "title",
+    "status",
+    "verify",
+    "files",
+    "artifacts",
+    "after",
+    "evidence",
+    "last_failure",
 )
 EVIDENCE_KEYS = ("verified_at", "commit", "dirty", "fingerprint", "duration_s", "log")
 FAILURE_KEYS = ("at", "exit_code", "signature", "repeats", "excerpt")
@@ -111,6 +119,12 @@ class Progress:
         return counts
 
 
+def slugify(text: str) -> str:
+    """Lower-case ``text`` with every character outside ``[a-z0-9._-]`` turned into ``-``."""
+    slug = re.sub(r"[^a-z0-9._-]+", "-", text.lower())
+    return re.sub(r"-{2,}", "-", slug).strip("-._")
+
+
 def now_iso() -> str:
     return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -133,7 +147,9 @@ def why_next(progress: Progress, unit: Unit) -> str:
     """A short reason why ``pick_next`` chose ``unit``."""
     if unit.status == "in_progress":
         if unit.last_failure:
-            return f"it is in progress and its last verification failed ({unit.last_failure.repeats}x)"
+            return (
+                f"it is in progress and its last verification failed ({unit.last_failure.repeats}x)"
+            )
         return "it is in progress"
     if unit.status == "done":
         return "it was asked for explicitly"
@@ -333,7 +349,9 @@ def _check_graph(units: list[Unit], problems: _Problems) -> None:
     ids: dict[str, Unit] = {}
     for unit in units:
         if unit.id in ids:
-            problems.add(unit.line, f"unit '{unit.id}': duplicate id (first on line {ids[unit.id].line})")
+            problems.add(
+                unit.line, f"unit '{unit.id}': duplicate id (first on line {ids[unit.id].line})"
+            )
         else:
             ids[unit.id] = unit
     for unit in units:
@@ -361,7 +379,7 @@ def _check_graph(units: list[Unit], problems: _Problems) -> None:
             if nxt not in ids or nxt == node:
                 continue
             if state.get(nxt) == 1:
-                cycle = [*path[path.index(nxt):], nxt]
+                cycle = [*path[path.index(nxt) :], nxt]
                 problems.add(ids[nxt].line, f"dependency cycle: {' -> '.join(cycle)}")
                 state[nxt] = 2
             elif not state.get(nxt):
@@ -422,7 +440,9 @@ def validate(raw: Any, name: str = "progress.yaml") -> Progress:
     raw, _ = migrate(raw, name)
     for key in raw:
         if key not in TOP_KEYS:
-            problems.add(_line_of(raw, key), f"unknown key '{key}' (allowed: {', '.join(TOP_KEYS)})")
+            problems.add(
+                _line_of(raw, key), f"unknown key '{key}' (allowed: {', '.join(TOP_KEYS)})"
+            )
     goal = raw.get("goal")
     if not isinstance(goal, str):
         problems.add(_line_of(raw, "goal") or 1, "goal must be a string (one sentence)")
@@ -510,7 +530,10 @@ def _as_yaml_value(value: Any) -> Any:
     from ruamel.yaml.scalarstring import LiteralScalarString
 
     if isinstance(value, str) and "\n" in value:
-        return LiteralScalarString(value if value.endswith("\n") else value)
+        lines = value.split("\n")
+        # A literal block only where it reads back byte for byte; otherwise a quoted string.
+        if all(line.isprintable() and line == line.rstrip() for line in lines) and lines[0]:
+            return LiteralScalarString(value)
     return value
 
 
@@ -562,7 +585,9 @@ def to_data(progress: Progress) -> dict[str, Any]:
 
 def _same(old: Any, new: Any) -> bool:
     return bool(_plain(old) == new and type(_plain(old)) is type(new)) or (
-        isinstance(new, float) and isinstance(old, int | float) and float(old) == new
+        isinstance(new, float)
+        and isinstance(old, int | float)
+        and float(old) == new
         and not isinstance(old, bool)
     )
 
@@ -604,7 +629,7 @@ def merge_into(raw: Any, data: Any) -> Any:
             if new_ids[: len(old_ids)] == old_ids:
                 for item, value in zip(raw, data, strict=False):
                     merge_into(item, value)
-                for value in data[len(old_ids):]:
+                for value in data[len(old_ids) :]:
                     raw.append(merge_into(None, value))
                 return raw
             by_id = {item.get(ident): item for item in raw}
@@ -668,7 +693,7 @@ def read_text(path: Path) -> str:
     except FileNotFoundError:
         raise ProgressFileError(
             f"no progress file at {path}",
-            hint="run `resume-kit init --goal \"...\"` first",
+            hint='run `resume-kit init --goal "..."` first',
         ) from None
     if size > MAX_FILE_BYTES:
         raise ProgressFileError(
@@ -728,12 +753,14 @@ def transaction(layout: Layout) -> Iterator[ProgressDoc]:
         save(layout, doc)
 
 
-def create(layout: Layout, progress: Progress) -> None:
+def create(layout: Layout, progress: Progress, header: str = "") -> None:
+    """Write a new progress file; refuse when one exists (checked again under the lock)."""
+    text = header + dump(new_document(progress))
+    validate(parse_text(text, layout.progress.name), layout.progress.name)
     with FileLock(layout.progress):
         if layout.progress.exists():
             raise ProgressFileError(
-                f"{layout.progress} already exists",
-                hint="resume-kit init never overwrites; edit it or use `resume-kit add`",
-                exit_code=EXIT_USAGE,
+                f"{layout.rel(layout.progress)} already exists",
+                hint="init never overwrites; add units with `resume-kit add`, or move the file away",
             )
-        atomic_write(layout.progress, dump(new_document(progress)))
+        atomic_write(layout.progress, text)

@@ -124,11 +124,14 @@ class FileLock:
                 return True
             return False
         pid = holder.get("pid")
-        if holder.get("host") == socket.gethostname() and isinstance(pid, int):
-            if not _pid_alive(pid):
-                with contextlib.suppress(FileNotFoundError):
-                    self.path.unlink()
-                return True
+        if (
+            holder.get("host") == socket.gethostname()
+            and isinstance(pid, int)
+            and not _pid_alive(pid)
+        ):
+            with contextlib.suppress(FileNotFoundError):
+                self.path.unlink()
+            return True
         return False
 
     def describe_holder(self) -> str:
@@ -137,9 +140,11 @@ class FileLock:
             return "an unknown process"
         pid, host = holder.get("pid"), holder.get("host")
         local = host == socket.gethostname()
-        state = ("alive" if _pid_alive(pid) else "not running") if (
-            local and isinstance(pid, int)
-        ) else "on another host"
+        state = (
+            ("alive" if _pid_alive(pid) else "not running")
+            if (local and isinstance(pid, int))
+            else "on another host"
+        )
         return f"pid {pid} on {host} ({state})"
 
     def acquire(self) -> None:

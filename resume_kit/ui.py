@@ -26,7 +26,9 @@ def stdout_console() -> Console:
     from rich.console import Console
 
     return Console(
-        file=sys.stdout, no_color=not colour_allowed(sys.stdout), highlight=False,
+        file=sys.stdout,
+        no_color=not colour_allowed(sys.stdout),
+        highlight=False,
         soft_wrap=not colour_allowed(sys.stdout),
     )
 

@@ -15,7 +15,9 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(autouse=True)
-def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+def isolated_home(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Path:
     """No test may touch the real home directory or user data (trust approvals, agent sessions)."""
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
@@ -30,8 +32,15 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     monkeypatch.setenv("GIT_COMMITTER_NAME", "Test Author")
     monkeypatch.setenv("GIT_COMMITTER_EMAIL", "author@example.com")
     monkeypatch.setenv("NO_COLOR", "1")
-    for name in ("RESUME_KIT_TRUST", "RESUME_KIT_DEBUG", "GIT_DIR", "GIT_WORK_TREE",
-                 "GIT_INDEX_FILE", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"):
+    for name in (
+        "RESUME_KIT_TRUST",
+        "RESUME_KIT_DEBUG",
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "GIT_INDEX_FILE",
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_BASE_URL",
+    ):
         monkeypatch.delenv(name, raising=False)
     (home / ".gitconfig").write_text(
         "[user]\n\tname = Test Author\n\temail = author@example.com\n"
@@ -42,9 +51,7 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
 
 
 def git(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        ["git", *args], cwd=cwd, check=check, text=True, capture_output=True
-    )
+    return subprocess.run(["git", *args], cwd=cwd, check=check, text=True, capture_output=True)
 
 
 @dataclass
