@@ -40,24 +40,54 @@ def _error(text: str) -> ProgressFileError:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("schema_version: 1\ngoal: g\nunits:\n  - id: a b\n", "progress.yaml:4: unit 'a b': id must match [a-z0-9][a-z0-9._-]*"),
-        ("schema_version: 1\ngoal: g\nunits:\n  - id: a\n  - id: a\n", "progress.yaml:5: unit 'a': duplicate id (first on line 4)"),
-        ("schema_version: 1\ngoal: g\nunits:\n  - id: a\n    status: finished\n", "progress.yaml:5: unit 'a': status must be one of todo, in_progress, done, blocked, not 'finished'"),
-        ("schema_version: 1\ngoal: g\nunits:\n  - id: a\n    colour: red\n", "progress.yaml:5: unit 'a': unknown key 'colour'"),
+        (
+            "schema_version: 1\ngoal: g\nunits:\n  - id: a b\n",
+            "progress.yaml:4: unit 'a b': id must match [a-z0-9][a-z0-9._-]*",
+        ),
+        (
+            "schema_version: 1\ngoal: g\nunits:\n  - id: a\n  - id: a\n",
+            "progress.yaml:5: unit 'a': duplicate id (first on line 4)",
+        ),
+        (
+            "schema_version: 1\ngoal: g\nunits:\n  - id: a\n    status: finished\n",
+            "progress.yaml:5: unit 'a': status must be one of todo, in_progress, done, blocked, not 'finished'",
+        ),
+        (
+            "schema_version: 1\ngoal: g\nunits:\n  - id: a\n    colour: red\n",
+            "progress.yaml:5: unit 'a': unknown key 'colour'",
+        ),
         ("schema_version: 1\ngoal: g\nextra: 1\n", "progress.yaml:3: unknown key 'extra'"),
-        ("schema_version: 1\ngoal: g\nunits:\n  - id: a\n    after: [zz]\n", "progress.yaml:4: unit 'a': after names unknown unit 'zz'"),
-        ("schema_version: 1\ngoal: g\nunits:\n  - id: a\n    after: [b]\n  - id: b\n    after: [a]\n", "dependency cycle: a -> b -> a"),
-        ("schema_version: 1\ngoal: g\nunits:\n  - id: a\n    verify: true\n", "progress.yaml:5: unit 'a': verify is a boolean (True), not a command; quote it"),
-        ("schema_version: 1\ngoal: g\nunits:\n  - id: a\n    verify: 12\n", "verify is a number (12), not a command"),
+        (
+            "schema_version: 1\ngoal: g\nunits:\n  - id: a\n    after: [zz]\n",
+            "progress.yaml:4: unit 'a': after names unknown unit 'zz'",
+        ),
+        (
+            "schema_version: 1\ngoal: g\nunits:\n  - id: a\n    after: [b]\n  - id: b\n    after: [a]\n",
+            "dependency cycle: a -> b -> a",
+        ),
+        (
+            "schema_version: 1\ngoal: g\nunits:\n  - id: a\n    verify: true\n",
+            "progress.yaml:5: unit 'a': verify is a boolean (True), not a command; quote it",
+        ),
+        (
+            "schema_version: 1\ngoal: g\nunits:\n  - id: a\n    verify: 12\n",
+            "verify is a number (12), not a command",
+        ),
         ("schema_version: 1\ngoal: [1, 2]\n", "progress.yaml:2: goal must be a string"),
         ("schema_version: '1'\ngoal: g\n", "schema_version must be an integer"),
         ("schema_version: 1\ngoal: g\nunits: {a: 1}\n", "units must be a list"),
-        ("schema_version: 1\ngoal: g\nunits:\n  - id: a\n    files: 3\n", "files must be a list of strings"),
+        (
+            "schema_version: 1\ngoal: g\nunits:\n  - id: a\n    files: 3\n",
+            "files must be a list of strings",
+        ),
         ("", "the file is empty"),
         ("- just\n- a list\n", "the top level must be a mapping"),
         ("schema_version: 1\ngoal: g\nunits: [\n", "not valid YAML"),
         ("schema_version: 1\ngoal: g\ngoal: h\n", "not valid YAML"),
-        ("schema_version: 9\ngoal: g\n", "schema_version 9 is newer than this resume-kit understands"),
+        (
+            "schema_version: 9\ngoal: g\n",
+            "schema_version 9 is newer than this resume-kit understands",
+        ),
     ],
 )
 def test_validation_messages(text: str, expected: str) -> None:
@@ -73,7 +103,9 @@ def test_every_validation_error_exits_2_and_leaves_the_file_untouched(repo: Path
     for args in (["status"], ["add", "x", "--verify", "true"], ["start", "a"], ["verify-next"]):
         result = run_cli(*args, cwd=repo)
         assert result.code == 2, (args, result.stderr)
-        assert result.stderr.startswith("resume-kit: error: progress.yaml:4: unit 'a b': id must match")
+        assert result.stderr.startswith(
+            "resume-kit: error: progress.yaml:4: unit 'a b': id must match"
+        )
         assert "Traceback" not in result.stderr
         assert "\nhint: " in result.stderr
     after = (state / "progress.yaml").stat()
@@ -97,7 +129,13 @@ def test_comments_order_and_quoting_survive_a_rewrite() -> None:
     unit.evidence = p.Evidence("2026-11-29T08:00:00Z", "abc123", False, "sha256:00", 1.5, None)
     doc.progress.units.append(p.Unit(id="doc-003", title="Three", verify="true"))
     text = doc.render()
-    for fragment in ("# A person's header comment", "# the goal never drifts", "# first unit comment", "after: [doc-001]", "notes: keep it short"):
+    for fragment in (
+        "# A person's header comment",
+        "# the goal never drifts",
+        "# first unit comment",
+        "after: [doc-001]",
+        "notes: keep it short",
+    ):
         assert fragment in text
     again = p.validate(p.parse_text(text))
     assert again.require_unit("doc-001").evidence == unit.evidence
@@ -112,11 +150,13 @@ def test_older_schema_is_migrated_in_memory() -> None:
 
 
 def test_pick_next_order() -> None:
-    model = p.validate(p.parse_text(
-        "schema_version: 1\ngoal: g\nunits:\n"
-        "  - {id: a, status: done}\n  - {id: b, status: blocked}\n"
-        "  - {id: c, after: [b]}\n  - {id: d}\n  - {id: e, status: in_progress}\n"
-    ))
+    model = p.validate(
+        p.parse_text(
+            "schema_version: 1\ngoal: g\nunits:\n"
+            "  - {id: a, status: done}\n  - {id: b, status: blocked}\n"
+            "  - {id: c, after: [b]}\n  - {id: d}\n  - {id: e, status: in_progress}\n"
+        )
+    )
     assert p.pick_next(model).id == "e"  # type: ignore[union-attr]
     model.require_unit("e").status = "done"
     assert p.pick_next(model).id == "d"  # type: ignore[union-attr]
@@ -124,9 +164,13 @@ def test_pick_next_order() -> None:
     assert p.pick_next(model) is None  # c waits for the blocked b
 
 
-ids = st.text(alphabet=string.ascii_lowercase + string.digits, min_size=1, max_size=6).map(lambda s: "u" + s)
+ids = st.text(alphabet=string.ascii_lowercase + string.digits, min_size=1, max_size=6).map(
+    lambda s: "u" + s
+)
 safe_text = st.text(
-    alphabet=st.characters(blacklist_categories=("Cs", "Cc"), blacklist_characters="\u2028\u2029\x85\ufeff"),
+    alphabet=st.characters(
+        blacklist_categories=("Cs", "Cc"), blacklist_characters="\u2028\u2029\x85\ufeff"
+    ),
     max_size=40,
 )
 multiline = st.lists(safe_text.map(str.strip).filter(bool), min_size=1, max_size=3).map("\n".join)
@@ -141,23 +185,49 @@ def models(draw: st.DrawFn) -> p.Progress:
         evidence = None
         if status == "done" and draw(st.booleans()):
             evidence = p.Evidence(
-                verified_at="2026-11-29T08:00:00Z", commit=draw(st.none() | st.just("3f2a9c1d")),
-                dirty=draw(st.booleans()), fingerprint="sha256:ab", duration_s=draw(st.floats(0, 1e4, allow_nan=False)),
+                verified_at="2026-11-29T08:00:00Z",
+                commit=draw(st.none() | st.just("3f2a9c1d")),
+                dirty=draw(st.booleans()),
+                fingerprint="sha256:ab",
+                duration_s=draw(st.floats(0, 1e4, allow_nan=False)),
                 log=draw(st.none() | st.just(".resume-kit/runs/x.log")),
             )
         failure = None
         if status == "in_progress" and draw(st.booleans()):
-            failure = p.LastFailure(at="2026-11-29T08:00:00Z", exit_code=draw(st.integers(1, 255)),
-                                    signature="9c1e", repeats=draw(st.integers(1, 9)), excerpt=draw(multiline | safe_text))
-        units.append(p.Unit(
-            id=uid, title=draw(safe_text), status=status, verify=draw(st.none() | safe_text.filter(str.strip)),
-            files=draw(st.lists(safe_text, max_size=2)), artifacts=draw(st.lists(safe_text, max_size=2)),
-            after=draw(st.lists(st.sampled_from(unit_ids[:index]), unique=True, max_size=2)) if index else [],
-            evidence=evidence, last_failure=failure,
-        ))
-    actions = [p.Action(key=k, description=draw(safe_text), status=draw(st.sampled_from(p.ACTION_STATUSES)), at="2026-11-29T07:30:00Z")
-               for k in draw(st.lists(ids, unique=True, max_size=3))]
-    return p.Progress(goal=draw(safe_text), units=units, actions=actions, notes=draw(st.none() | safe_text))
+            failure = p.LastFailure(
+                at="2026-11-29T08:00:00Z",
+                exit_code=draw(st.integers(1, 255)),
+                signature="9c1e",
+                repeats=draw(st.integers(1, 9)),
+                excerpt=draw(multiline | safe_text),
+            )
+        units.append(
+            p.Unit(
+                id=uid,
+                title=draw(safe_text),
+                status=status,
+                verify=draw(st.none() | safe_text.filter(str.strip)),
+                files=draw(st.lists(safe_text, max_size=2)),
+                artifacts=draw(st.lists(safe_text, max_size=2)),
+                after=draw(st.lists(st.sampled_from(unit_ids[:index]), unique=True, max_size=2))
+                if index
+                else [],
+                evidence=evidence,
+                last_failure=failure,
+            )
+        )
+    actions = [
+        p.Action(
+            key=k,
+            description=draw(safe_text),
+            status=draw(st.sampled_from(p.ACTION_STATUSES)),
+            at="2026-11-29T07:30:00Z",
+        )
+        for k in draw(st.lists(ids, unique=True, max_size=3))
+    ]
+    return p.Progress(
+        goal=draw(safe_text), units=units, actions=actions, notes=draw(st.none() | safe_text)
+    )
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -172,7 +242,11 @@ def test_any_valid_model_round_trips(model: p.Progress) -> None:
 def test_comments_survive_any_rewrite(model: p.Progress, data: st.DataObject) -> None:
     text = p.dump(p.new_document(model))
     lines = text.splitlines()
-    key_lines = [i for i, line in enumerate(lines) if line.lstrip().startswith(("- id:", "goal:", "units:", "schema_version:"))]
+    key_lines = [
+        i
+        for i, line in enumerate(lines)
+        if line.lstrip().startswith(("- id:", "goal:", "units:", "schema_version:"))
+    ]
     chosen = data.draw(st.lists(st.sampled_from(key_lines), unique=True, max_size=4))
     for n, index in enumerate(sorted(chosen, reverse=True)):
         indent = len(lines[index]) - len(lines[index].lstrip())

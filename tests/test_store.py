@@ -1,0 +1,127 @@
+"""Atomic writes, the lock file, history: real processes, real files."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from resume_kit.errors import LockError
+from resume_kit.store import FileLock, atomic_write, keep_history
+
+from .conftest import run_cli
+
+
+def test_atomic_write_replaces_and_leaves_no_temporary_files(tmp_path: Path) -> None:
+    target = tmp_path / "f.yaml"
+    atomic_write(target, "one\n")
+    atomic_write(target, "two\n")
+    assert target.read_text() == "two\n"
+    assert sorted(os.listdir(tmp_path)) == ["f.yaml"]
+
+
+def test_lock_is_exclusive_and_names_a_live_holder(tmp_path: Path) -> None:
+    target = tmp_path / "progress.yaml"
+    with FileLock(target):
+        holder = json.loads((tmp_path / "progress.yaml.lock").read_text())
+        assert holder["pid"] == os.getpid()
+        with pytest.raises(LockError) as info:
+            FileLock(target, timeout=0.05).acquire()
+    assert f"pid {os.getpid()} on {socket.gethostname()} (alive)" in info.value.message
+    assert "delete" in (info.value.hint or "")
+    assert not (tmp_path / "progress.yaml.lock").exists()
+
+
+def test_a_lock_left_by_a_dead_process_is_broken(tmp_path: Path) -> None:
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    lock = tmp_path / "progress.yaml.lock"
+    lock.write_text(
+        json.dumps({"pid": int(dead.stdout), "host": socket.gethostname(), "created": 0})
+    )
+    with FileLock(tmp_path / "progress.yaml", timeout=0.5):
+        assert json.loads(lock.read_text())["pid"] == os.getpid()
+
+
+def test_a_lock_from_another_host_is_never_broken_silently(tmp_path: Path) -> None:
+    lock = tmp_path / "progress.yaml.lock"
+    lock.write_text(json.dumps({"pid": 1, "host": "elsewhere.example", "created": 0}))
+    with pytest.raises(LockError) as info:
+        FileLock(tmp_path / "progress.yaml", timeout=0.05).acquire()
+    assert "elsewhere.example (on another host)" in info.value.message
+    assert lock.exists()
+
+
+def test_history_keeps_the_newest_twenty(tmp_path: Path) -> None:
+    target = tmp_path / "progress.yaml"
+    history = tmp_path / "history"
+    for n in range(25):
+        target.write_text(f"version {n}\n")
+        keep_history(target, history)
+    kept = sorted(history.iterdir())
+    assert len(kept) == 20
+    assert kept[-1].read_text() == "version 24\n"
+    assert kept[0].read_text() == "version 5\n"
+
+
+def test_a_held_lock_gives_a_clear_message_not_a_hang(repo: Path) -> None:
+    assert run_cli("init", "--goal", "g", cwd=repo).code == 0
+    lock = repo / ".resume-kit" / "progress.yaml.lock"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE
+    )
+    try:
+        lock.write_text(json.dumps({"pid": holder.pid, "host": socket.gethostname(), "created": 0}))
+        result = run_cli(
+            "add", "x", "--verify", "true", cwd=repo, env={"RESUME_KIT_LOCK_TIMEOUT": "0.3"}
+        )
+        assert result.code == 2
+        assert f"progress.yaml is locked by pid {holder.pid}" in result.stderr
+        assert "(alive)" in result.stderr
+    finally:
+        holder.communicate(b"")
+    assert (
+        run_cli("add", "x", "--verify", "true", cwd=repo).code == 0
+    )  # the dead holder's lock is stale now
+
+
+def test_three_processes_writing_at_once_lose_no_update(repo: Path) -> None:
+    assert run_cli("init", "--goal", "concurrency", cwd=repo).code == 0
+    script = (
+        "import sys\n"
+        "from resume_kit.cli import main\n"
+        "for i in range(8):\n"
+        "    try:\n"
+        "        main(['add', f'w{sys.argv[1]} unit {i}', '--verify', 'true', '--id', f'w{sys.argv[1]}-{i}'])\n"
+        "    except SystemExit as exc:\n"
+        "        assert exc.code == 0, exc.code\n"
+    )
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", script, str(w)],
+            cwd=repo,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "RESUME_KIT_LOCK_TIMEOUT": "30"},
+        )
+        for w in range(3)
+    ]
+    for proc in procs:
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+    from resume_kit import progress
+
+    model = progress.validate(
+        progress.parse_text((repo / ".resume-kit" / "progress.yaml").read_text())
+    )
+    ids = sorted(u.id for u in model.units)
+    assert ids == sorted(f"w{w}-{i}" for w in range(3) for i in range(8))
