@@ -1,0 +1,315 @@
+"""Secret redaction: every string taken from logs, command output or transcripts passes here.
+
+``redact(text)`` replaces what looks like a credential by ``[REDACTED:<kind>]``. Two kinds of
+rules: *shaped* secrets that carry a recognisable prefix or structure (``AKIA…``, ``ghp_…``,
+``sk-ant-…``, JWTs, PEM private-key blocks), and *context* secrets recognised by what stands
+next to them (``password=…``, ``Authorization: Bearer …``, a URL's ``user:password@``). Bare
+high-entropy strings with no context are left alone on purpose: git shas, UUIDs, lock-file
+hashes and base64 test data look exactly like that and must stay readable.
+
+Speed and safety: all patterns are compiled once; a pattern only runs when one of its cheap
+lower-case markers occurs in the text; every quantifier is bounded, so no input can make a
+pattern backtrack for long.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+REDACTED = "[REDACTED:{}]"
+
+
+def marker(kind: str) -> str:
+    return REDACTED.format(kind)
+
+
+@dataclass(frozen=True)
+class _Rule:
+    kind: str
+    pattern: re.Pattern[str]
+    markers: tuple[
+        str, ...
+    ]  # lower-case substrings; the rule runs only if one occurs (empty: always)
+    # builds the replacement from the match; default: the whole match becomes the marker
+    replace: Callable[[re.Match[str]], str] | None = None
+
+
+def _whole(kind: str) -> Callable[[re.Match[str]], str]:
+    return lambda _m: marker(kind)
+
+
+def _has_digit_and_letter(value: str) -> bool:
+    return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+
+
+def _shaped(
+    kind: str,
+    regex: str,
+    markers: Sequence[str],
+    *,
+    flags: int = 0,
+    mixed: bool = False,
+) -> _Rule:
+    """A secret recognisable by itself; ``mixed`` demands both digits and letters in the match."""
+    pattern = re.compile(regex, flags)
+    if mixed:
+
+        def replace(m: re.Match[str]) -> str:
+            return marker(kind) if _has_digit_and_letter(m.group(0)) else m.group(0)
+
+        return _Rule(kind, pattern, tuple(markers), replace)
+    return _Rule(kind, pattern, tuple(markers), _whole(kind))
+
+
+# ---- context rules -----------------------------------------------------------------------------
+
+_PEM = re.compile(
+    r"-----BEGIN (?P<label>[A-Z0-9]{1,20}(?: [A-Z0-9]{1,20}){0,3} )?PRIVATE KEY(?: BLOCK)?-----"
+    r"(?:.{0,16384}?-----END [A-Z0-9 ]{0,80}PRIVATE KEY(?: BLOCK)?-----"
+    # a block cut off (a log tail, one line of several): take the base64 lines that follow
+    r"|[ \t]{0,8}[A-Za-z0-9+/=]{0,128}(?:[ \t]{0,8}(?:\r?\n|\\n)[ \t]{0,8}[A-Za-z0-9+/=]{1,128}){0,400})",
+    re.DOTALL,
+)
+
+_URL_PASSWORD = re.compile(
+    r"(?P<head>\b[A-Za-z][A-Za-z0-9+.\-]{0,30}://[^\s:/@?#\"'<>]{0,256}:)"
+    r"(?P<password>[^\s/?#\"'<>]{1,256})(?P<at>@)(?=[A-Za-z0-9\[])"
+)
+
+_ASSIGN_KEYWORDS = (
+    r"pass(?:word|wd|phrase)?|pwd|secret(?:[_\-]?key)?|token|api[_\-]?key|apikey"
+    r"|access[_\-]?key(?:[_\-]?id)?|auth[_\-]?key|private[_\-]?key|client[_\-]?secret"
+    r"|credentials?|session[_\-]?key"
+)
+_ASSIGNMENT = re.compile(
+    r"(?P<key>(?<![A-Za-z0-9])(?P<quote>[\"']?)"
+    # a prefix ends in a separator (db_password) or a lower-case letter before camelCase (apiToken)
+    r"(?:[A-Za-z0-9_.\-]{0,40}[_.\-]|(?-i:[A-Za-z0-9_.\-]{0,40}[a-z0-9](?=[A-Z])))?"
+    r"(?P<word>" + _ASSIGN_KEYWORDS + r")(?P=quote))"
+    r"(?P<op>[ \t]{0,3}(?::=|=|:)[ \t]{0,3})"
+    r"(?P<value>\"[^\"\r\n]{1,512}\"|'[^'\r\n]{1,512}'|[^\s\"',;&<>()\[\]{}]{1,512})",
+    re.IGNORECASE,
+)
+_PLACEHOLDERS = frozenset(
+    {
+        "none", "null", "nil", "true", "false", "str", "string", "int", "bytes", "bool",
+        "optional", "undefined", "empty", "required", "redacted", "hidden", "secret",
+        "password", "token", "changeme", "xxx", "...", "***", "<redacted>", "sensitive",
+    }
+)  # fmt: skip
+
+
+_DOTTED_NAME = re.compile(r"[A-Za-z_]\w{0,64}(?:\.[A-Za-z_]\w{0,64}){1,8}")
+
+
+def _assignment_kind(word: str) -> str:
+    word = word.lower()
+    if word.startswith("pass") or word == "pwd":
+        return "password"
+    if word.startswith("token"):
+        return "token"
+    if "key" in word:
+        return "api-key"
+    return "secret"
+
+
+def _looks_like_a_value(value: str, op: str) -> bool:
+    """False for code and placeholders (``password: str``, ``token = None``, ``key=$KEY``)."""
+    bare = value[1:-1] if value[:1] in "\"'" and value[-1:] == value[:1] else value
+    if len(bare) < 3 or bare.lower() in _PLACEHOLDERS or bare.startswith("[REDACTED:"):
+        return False
+    if bare[0] in "$%{<[(*`":
+        return False
+    if set(bare) <= {"*", "x", "X", "."} or (bare.isdigit() and len(bare) < 8):
+        return False
+    quoted = bare is not value
+    if not quoted and _DOTTED_NAME.fullmatch(bare):  # settings.SECRET_KEY, self.token
+        return False
+    # "key: value" in prose ("invalid token: unexpected") is too common to take an unquoted
+    # word after a colon on faith: demand something secret-like in it.
+    if ":" in op and not quoted:
+        return len(bare) >= 6 and (any(c.isdigit() for c in bare) or not bare.isalpha())
+    return True
+
+
+def _replace_assignment(m: re.Match[str]) -> str:
+    value, op = m.group("value"), m.group("op")
+    if not _looks_like_a_value(value, op):
+        return m.group(0)
+    if m.string[m.end() : m.end() + 1] in ("(", "[") and _DOTTED_NAME.fullmatch("_." + value):
+        return m.group(0)  # code: token = get_token(user), key = os.environ["KEY"]
+    kind = _assignment_kind(m.group("word"))
+    quote = value[0] if value[:1] in "\"'" and value[-1:] == value[:1] and len(value) > 1 else ""
+    return f"{m.group('key')}{op}{quote}{marker(kind)}{quote}"
+
+
+_AUTH_HEADER = re.compile(
+    r"(?P<head>\b(?:proxy-)?authorization[\"']?[ \t]{0,3}[:=][ \t]{0,3}[\"']?"
+    r"(?:(?:bearer|basic|token|digest|bot|apikey)[ \t]{1,3})?)"
+    r"(?!(?:bearer|basic|token|digest|bot|apikey)\b)(?P<value>[A-Za-z0-9._~+/=\-]{6,4096})",
+    re.IGNORECASE,
+)
+_BEARER = re.compile(r"(?P<head>\bBearer[ \t]{1,3})(?P<value>[A-Za-z0-9._~+/\-]{16,4096}=*)")
+
+
+def _keep_head(kind: str) -> Callable[[re.Match[str]], str]:
+    def replace(m: re.Match[str]) -> str:
+        if m.group("value").startswith("[REDACTED"):
+            return m.group(0)
+        return m.group("head") + marker(kind)
+
+    return replace
+
+
+def _replace_pem(m: re.Match[str]) -> str:
+    return marker("private-key")
+
+
+def _replace_url(m: re.Match[str]) -> str:
+    if m.group("password").startswith("[REDACTED:"):
+        return m.group(0)
+    return m.group("head") + marker("url-password") + m.group("at")
+
+
+_B62 = "A-Za-z0-9"
+_RULES: tuple[_Rule, ...] = (
+    # Multi-line first, so later rules never see half a key block.
+    _Rule("private-key", _PEM, ("private key",), _replace_pem),
+    _shaped("jwt", r"\beyJ[A-Za-z0-9_\-]{8,4096}\.eyJ[A-Za-z0-9_\-]{4,8192}\.[A-Za-z0-9_\-]{0,4096}",
+            ["eyj"]),
+    # Cloud providers
+    _shaped("aws-access-key-id",
+            r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)[A-Z0-9]{16}\b",
+            ["akia", "asia", "abia", "acca", "agpa", "aida", "aroa", "aipa", "anpa", "anva",
+             "apka"]),
+    _Rule("aws-secret-access-key",
+          re.compile(r"(?P<head>\baws_?secret_?(?:access_?)?key[\"']?[ \t]{0,3}[:=][ \t]{0,3}[\"']?)"
+                     r"(?P<value>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])", re.IGNORECASE),
+          ("aws",), _keep_head("aws-secret-access-key")),
+    _shaped("gcp-api-key", r"\bAIza[0-9A-Za-z_\-]{35}(?![0-9A-Za-z_\-])", ["aiza"]),
+    _shaped("gcp-oauth-token", r"\bya29\.[0-9A-Za-z_\-]{20,2048}", ["ya29."]),
+    _Rule("azure-key",
+          re.compile(r"(?P<head>\b(?:AccountKey|SharedAccessKey|sig)=)"
+                     r"(?P<value>[A-Za-z0-9+/%]{20,200}(?:=|%3D){0,2})", re.IGNORECASE),
+          ("accountkey=", "sharedaccesskey=", "sig="), _keep_head("azure-key")),
+    _shaped("azure-client-secret",
+            r"(?<![A-Za-z0-9_~.\-])[A-Za-z0-9_~.\-]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}(?![A-Za-z0-9_~.\-])",
+            ["q~"]),
+    _shaped("digitalocean-token", r"\bdo[pra]_v1_[a-f0-9]{64}\b", ["_v1_"]),
+    # Version control and package registries
+    _shaped("github-token", r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b",
+            ["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"]),
+    _shaped("gitlab-token",
+            r"\b(?:glpat|gloas|gldt|glrt|glcbt|glptt|glft|glimt|glagent|glsoat)-[A-Za-z0-9_\-]{20,255}"
+            r"|\bGR1348941[A-Za-z0-9_\-]{20,255}",
+            ["glpat-", "gloas-", "gldt-", "glrt-", "glcbt-", "glptt-", "glft-", "glimt-",
+             "glagent-", "glsoat-", "gr1348941"]),
+    _shaped("bitbucket-token", r"\bATBB[A-Za-z0-9_=.\-]{32,255}|\bATCTT3xFfGN0[A-Za-z0-9_=.\-]{20,255}",
+            ["atbb", "atctt3xffgn0"]),
+    _shaped("atlassian-token", r"\bATATT3xFfGF0[A-Za-z0-9_=.\-]{20,255}", ["atatt3xffgf0"]),
+    _shaped("npm-token", r"\bnpm_[A-Za-z0-9]{36}\b", ["npm_"]),
+    _shaped("pypi-token", r"\bpypi-AgE[A-Za-z0-9_\-]{50,1024}", ["pypi-age"]),
+    _shaped("docker-token", r"\bdckr_pat_[A-Za-z0-9_\-]{20,128}", ["dckr_pat_"]),
+    _shaped("vault-token", r"\bhv[sbr]\.[A-Za-z0-9_\-]{24,512}", ["hvs.", "hvb.", "hvr."],
+            mixed=True),
+    # Chat and bots
+    _shaped("slack-webhook",
+            r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/\-]{20,200}",
+            ["hooks.slack.com"]),
+    _shaped("slack-token", r"\bxox[abposr]-[A-Za-z0-9\-]{10,255}|\bxapp-\d-[A-Za-z0-9\-]{10,255}",
+            ["xoxa-", "xoxb-", "xoxp-", "xoxo-", "xoxs-", "xoxr-", "xapp-"]),
+    _shaped("discord-webhook",
+            r"https://(?:canary\.|ptb\.)?discord(?:app)?\.com/api/webhooks/\d{5,30}/[A-Za-z0-9_\-]{20,100}",
+            ["discord"]),
+    _shaped("discord-bot-token",
+            r"\b[MNO][A-Za-z0-9_\-]{23,27}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,40}(?![A-Za-z0-9_\-])",
+            [], mixed=True),
+    _shaped("telegram-bot-token", r"\b\d{8,10}:AA[A-Za-z0-9_\-]{33}(?![A-Za-z0-9_\-])", [":aa"]),
+    # LLM providers (Anthropic and OpenRouter before the generic sk- rule)
+    _shaped("anthropic-api-key", r"\bsk-ant-[A-Za-z0-9_\-]{20,255}", ["sk-ant-"]),
+    _shaped("openrouter-api-key", r"\bsk-or-v1-[A-Za-z0-9]{32,128}", ["sk-or-"]),
+    _shaped("openai-api-key",
+            r"\bsk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{20,255}(?![A-Za-z0-9_\-])",
+            ["sk-"], mixed=True),
+    _shaped("huggingface-token", r"\b(?:hf_|api_org_)[A-Za-z0-9]{34}\b", ["hf_", "api_org_"]),
+    _shaped("groq-api-key", r"\bgsk_[A-Za-z0-9]{48,64}\b", ["gsk_"]),
+    _shaped("xai-api-key", r"\bxai-[A-Za-z0-9]{60,100}\b", ["xai-"]),
+    _shaped("replicate-token", r"\br8_[A-Za-z0-9]{37}\b", ["r8_"]),
+    _shaped("perplexity-api-key", r"\bpplx-[A-Za-z0-9]{48}\b", ["pplx-"]),
+    # Payments, mail and other services
+    _shaped("stripe-key", r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,247}\b|\bwhsec_[A-Za-z0-9]{32,128}\b",
+            ["sk_live_", "sk_test_", "rk_live_", "rk_test_", "whsec_"]),
+    _shaped("sendgrid-api-key", r"\bSG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}\b", ["sg."]),
+    _shaped("twilio-api-key", r"\bSK[0-9a-fA-F]{32}\b", ["sk"], mixed=True),
+    _shaped("mailgun-api-key", r"\bkey-[0-9a-z]{32}\b", ["key-"], mixed=True),
+    _shaped("shopify-token", r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b",
+            ["shpat_", "shpca_", "shppa_", "shpss_"]),
+    _shaped("linear-api-key", r"\blin_(?:api|oauth)_[A-Za-z0-9]{40}\b", ["lin_api_", "lin_oauth_"]),
+    _shaped("notion-token", r"\b(?:secret_[A-Za-z0-9]{43}|ntn_[A-Za-z0-9]{46})\b",
+            ["secret_", "ntn_"], mixed=True),
+    # Context rules last: they keep their surroundings and skip what is already redacted.
+    _Rule("url-password", _URL_PASSWORD, ("://",), _replace_url),
+    _Rule("authorization", _AUTH_HEADER, ("authorization",), _keep_head("authorization")),
+    _Rule("bearer-token", _BEARER, ("bearer",), _keep_head("bearer-token")),
+    _Rule("assignment", _ASSIGNMENT, ("pass", "pwd", "secret", "token", "key", "credential"),
+          _replace_assignment),
+)  # fmt: skip
+
+# What can appear inside ``[REDACTED:<kind>]``; "assignment" stands for its four kinds.
+KINDS: tuple[str, ...] = tuple(
+    dict.fromkeys(
+        k
+        for rule in _RULES
+        for k in (
+            ("password", "token", "secret", "api-key")
+            if rule.kind == "assignment"
+            else (rule.kind,)
+        )
+    )
+)
+
+
+def redact(text: str) -> str:
+    """``text`` with every recognised secret replaced by ``[REDACTED:<kind>]``."""
+    if not text:
+        return text
+    lowered = text.lower()
+    for rule in _RULES:
+        if rule.markers and not any(m in lowered for m in rule.markers):
+            continue
+        assert rule.replace is not None
+        new = rule.pattern.sub(rule.replace, text)
+        if new != text:
+            text = new
+            lowered = text.lower()
+    return text
+
+
+def redact_lines(lines: Sequence[str]) -> list[str]:
+    """Each line redacted; one output line per input line (a key block spanning several lines
+    becomes one marker per line, so indexes stay aligned)."""
+    out: list[str] = []
+    inside_key = False
+    for line in lines:
+        if inside_key:
+            end = _PEM_END.search(line)
+            if end is None:
+                out.append(marker("private-key"))
+                continue
+            inside_key = False
+            line = marker("private-key") + line[end.end() :]
+        if _PEM_BEGIN.search(line) and not _PEM_END.search(line):
+            begin = _PEM_BEGIN.search(line)
+            assert begin is not None
+            # a lone header line: the lines that follow are the key until its END line
+            inside_key = True
+            out.append(redact(line[: begin.start()]) + marker("private-key"))
+            continue
+        out.append(redact(line))
+    return out
+
+
+_PEM_BEGIN = re.compile(r"-----BEGIN [A-Z0-9 ]{0,80}PRIVATE KEY(?: BLOCK)?-----")
+_PEM_END = re.compile(r"-----END [A-Z0-9 ]{0,80}PRIVATE KEY(?: BLOCK)?-----")
