@@ -1,0 +1,144 @@
+"""Which verify commands this user approved to run, per repository (the direnv model, SPEC 5).
+
+An approval is the sha256 of (real absolute repo root, unit id, command), kept in
+``<user data dir>/resume-kit/trust.json`` (``$XDG_DATA_HOME`` honoured), never in the repo. The
+key covers one unit's command, not the whole progress file, so status updates and evidence
+never revoke trust, while a pulled, hand-edited or branch-switched command is refused until
+``resume-kit trust`` approves it. ``RESUME_KIT_TRUST=all`` approves everything (for CI).
+
+The file stores keys, the root and the unit id, never the command itself (it may hold a
+secret). Writes are atomic under a lock file, so concurrent approvals lose nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from resume_kit.store import FileLock, atomic_write
+
+if TYPE_CHECKING:
+    from resume_kit.paths import Layout
+    from resume_kit.progress import Unit
+
+TRUST_ENV = "RESUME_KIT_TRUST"
+FILE_NAME = "trust.json"
+FORMAT_VERSION = 1
+
+
+def trust_all() -> bool:
+    """True when ``RESUME_KIT_TRUST=all`` approves every command (CI)."""
+    return os.environ.get(TRUST_ENV, "").strip().lower() == "all"
+
+
+def trust_file() -> Path:
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("resume-kit", appauthor=False)) / FILE_NAME
+
+
+def _real_root(root: Path) -> str:
+    return os.path.realpath(root)
+
+
+def approval_key(root: Path, unit_id: str, command: str) -> str:
+    """sha256 over the real root, the unit id and the command, NUL-separated (no ambiguity)."""
+    material = "\0".join((_real_root(root), unit_id, command))
+    return hashlib.sha256(material.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _read_checked(path: Path) -> tuple[dict[str, Any], bool]:
+    """(approvals, malformed): a missing file is no approvals; a malformed one is flagged."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}, False
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return {}, True
+    approved = data.get("approved") if isinstance(data, dict) else None
+    if not isinstance(approved, dict):
+        return {}, True
+    return approved, False
+
+
+def _read(path: Path) -> dict[str, Any]:
+    """The approvals mapping; an unreadable or malformed file counts as no approvals."""
+    return _read_checked(path)[0]
+
+
+def _pairs(items: Iterable[Unit | tuple[str, str]]) -> list[tuple[str, str]]:
+    pairs: list[tuple[str, str]] = []
+    for item in items:
+        if isinstance(item, tuple):
+            pairs.append(item)
+        elif item.verify is not None:
+            pairs.append((item.id, item.verify))
+    return pairs
+
+
+def is_trusted(root: Path, unit_id: str, command: str) -> bool:
+    if trust_all():
+        return True
+    return approval_key(root, unit_id, command) in _read(trust_file())
+
+
+def untrusted(root: Path, units: Iterable[Unit]) -> list[Unit]:
+    """The units whose verify command this user has not approved for ``root``, in order."""
+    units = [u for u in units if u.verify is not None]
+    if trust_all() or not units:
+        return []
+    approved = _read(trust_file())
+    return [u for u in units if approval_key(root, u.id, u.verify or "") not in approved]
+
+
+def approve(root: Path, items: Iterable[Unit | tuple[str, str]]) -> int:
+    """Approve ``items`` (units with a verify command, or ``(unit_id, command)`` pairs) for
+    ``root``. Returns how many approvals were new."""
+    pairs = _pairs(items)
+    if not pairs:
+        return 0
+    from resume_kit.progress import now_iso
+
+    path = trust_file()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(path):
+        approved, malformed = _read_checked(path)
+        if malformed:
+            # Keep an unreadable file for the user instead of silently replacing it.
+            os.replace(path, path.with_name(path.name + ".corrupt"))
+        added = 0
+        stamp = now_iso()
+        real = _real_root(root)
+        for unit_id, command in pairs:
+            key = approval_key(root, unit_id, command)
+            if key not in approved:
+                approved[key] = {"root": real, "unit": unit_id, "at": stamp}
+                added += 1
+        if added:
+            body = {"format": FORMAT_VERSION, "approved": approved}
+            atomic_write(path, json.dumps(body, indent=1, sort_keys=True) + "\n", mode=0o600)
+    return added
+
+
+def approve_created(layout: Layout, units: Iterable[Unit]) -> int:
+    """Approve the verify commands of units just created on this machine (add/plan/import)."""
+    return approve(layout.root, list(units))
+
+
+def display_command(command: str) -> str:
+    """A command safe to print on a terminal: control characters escaped, one line."""
+    out: list[str] = []
+    for char in command:
+        if char == "\n":
+            out.append("\\n")
+        elif char == "\t":
+            out.append("\\t")
+        elif ord(char) < 0x20 or 0x7F <= ord(char) < 0xA0:
+            out.append(f"\\x{ord(char):02x}")
+        else:
+            out.append(char)
+    return "".join(out)
