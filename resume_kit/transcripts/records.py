@@ -1,0 +1,134 @@
+"""Helpers shared by the transcript readers: the result shape, text clipping, timestamps."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from resume_kit.redact import redact
+
+MAX_ERRORS = 5
+MAX_ERROR_CHARS = 200
+MAX_REQUEST_CHARS = 300
+MAX_TODOS = 100
+MAX_TODO_CHARS = 500
+
+TODO_STATUSES = ("pending", "in_progress", "completed")
+_STATUS_ALIASES = {
+    "done": "completed",
+    "complete": "completed",
+    "finished": "completed",
+    "in-progress": "in_progress",
+    "inprogress": "in_progress",
+    "active": "in_progress",
+}
+_SPACE = re.compile(r"\s+")
+_EXIT_ONLY = re.compile(r"^(?:exit code:?|process exited with code) -?\d+\.?$", re.IGNORECASE)
+
+
+def empty_result(agent: str, path: Path) -> dict[str, Any]:
+    """The ``transcript`` dict of the snapshot (see the agreed schema) with nothing found yet."""
+    return {
+        "agent": agent,
+        "path": str(path),
+        "session_id": None,
+        "updated_at": None,
+        "todos": None,
+        "tool_errors": [],
+        "last_request": None,
+        "tokens": {"total": None, "last_context": None},
+        "compactions": {"count": 0, "last_at": None},
+        "notes": [],
+    }
+
+
+def clip(text: str, limit: int) -> str:
+    """Whitespace squashed, redacted first (a secret is never half cut), then shortened."""
+    flat = _SPACE.sub(" ", redact(text)).strip()
+    if len(flat) <= limit:
+        return flat
+    return flat[: limit - 1].rstrip() + "…"
+
+
+def error_line(text: str) -> str | None:
+    """The telling line of a tool's error output: the first non-empty one, plus the last one
+    when the first says only ``Exit code N`` (the cause is usually at the end)."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    if not lines:
+        return None
+    first = lines[0]
+    if _EXIT_ONLY.match(first) and len(lines) > 1:
+        first = f"{first}: {lines[-1]}"
+    return clip(first, MAX_ERROR_CHARS)
+
+
+def todo_status(value: Any) -> str | None:
+    if not isinstance(value, str):
+        return None
+    status = value.strip().lower()
+    status = _STATUS_ALIASES.get(status, status)
+    return status if status in TODO_STATUSES else None
+
+
+def todo_item(content: Any, status: Any) -> dict[str, str] | None:
+    if not isinstance(content, str) or not content.strip():
+        return None
+    normal = todo_status(status)
+    if normal is None:  # "cancelled" and the like: neither done nor to do
+        return None
+    return {"content": clip(content, MAX_TODO_CHARS), "status": normal}
+
+
+def iso_time(value: Any) -> str | None:
+    """An ISO-8601 UTC timestamp (seconds, ``Z``) from what the agent wrote, or None."""
+    if not isinstance(value, str) or not value:
+        return None
+    text = value.strip()
+    if text.endswith(("Z", "z")):
+        text = text[:-1] + "+00:00"
+    try:
+        moment = dt.datetime.fromisoformat(text)
+    except ValueError:
+        # Python 3.10 rejects fractions that are not 3 or 6 digits long
+        match = re.match(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.\d+)?(.*)$", text)
+        if not match:
+            return None
+        try:
+            moment = dt.datetime.fromisoformat(match.group(1) + match.group(2))
+        except ValueError:
+            return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=dt.timezone.utc)
+    return moment.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def mtime_iso(path: Path) -> str | None:
+    try:
+        stamp = path.stat().st_mtime
+    except OSError:
+        return None
+    moment = dt.datetime.fromtimestamp(stamp, dt.timezone.utc)
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def within(cwd: Any, root: Path) -> bool:
+    """Whether the agent's recorded ``cwd`` is the work tree root or a folder inside it."""
+    if not isinstance(cwd, str) or not cwd:
+        return False
+    roots = {os.path.normpath(str(root)), os.path.realpath(root)}
+    candidates = {os.path.normpath(cwd), os.path.realpath(cwd)}
+    for base in roots:
+        prefix = base.rstrip(os.sep) + os.sep
+        for candidate in candidates:
+            if candidate == base or candidate.startswith(prefix):
+                return True
+    return False
+
+
+def int_or_zero(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        return 0
+    return max(value, 0)
