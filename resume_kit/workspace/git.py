@@ -303,10 +303,6 @@ def _iso(epoch: str) -> str | None:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _capped(items: list[dict[str, Any]], cap: int) -> tuple[list[dict[str, Any]], bool]:
-    return items[:cap], len(items) > cap
-
-
 def _records(parsed: dict[str, Any]) -> Iterator[dict[str, Any]]:
     for entry in parsed["entries"]:
         if not _in_state_dir(entry["path"]):
@@ -319,13 +315,71 @@ def read_git_facts(
     """``{"repo", "changes", "recent_commits"}`` for the snapshot (shapes in the snapshot schema).
 
     ``git status`` failing (not a repository, git missing) raises ``GitFailed``; the optional
-    reads (line counts, commits) degrade to null counts and an empty list instead.
+    reads (line counts, commits) degrade to null counts and an empty list instead. The log and
+    the line counts run alongside status and each other: they are independent processes.
     """
-    output, has_stash_count = _status(root)
-    parsed = parse_status_v2(output)
-    if not has_stash_count:
-        parsed["stash"] = _stash_from_reflog(common_dir)
+    from concurrent.futures import ThreadPoolExecutor
 
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        commits_later = pool.submit(_recent_commits, root)  # fails harmlessly when unborn
+        output, has_stash_count = _status(root)
+        parsed = parse_status_v2(output)
+        if not has_stash_count:
+            parsed["stash"] = _stash_from_reflog(common_dir)
+        changes, conflicts, sub_flags = changes_from_status(parsed, max_paths)
+        counted = [
+            (
+                items,
+                pool.submit(_numstat, root, is_staged, [i["path"] for i in items] if cut else None),
+            )
+            for items, is_staged, cut in (
+                (changes["staged"], True, changes["counts"]["staged"] > max_paths),
+                (changes["unstaged"], False, changes["counts"]["unstaged"] > max_paths),
+            )
+            if items
+        ]
+        for items, lines_later in counted:
+            lines = lines_later.result()
+            for item in items:
+                item["added"], item["deleted"] = lines.get(item["path"], (None, None))
+        commits = commits_later.result() if parsed["oid"] is not None else []
+
+    submodules = [
+        {"path": display_path(p), "status": _submodule_status(root, p, sub_flags.get(p))}
+        for p in dict.fromkeys([*submodule_paths(root), *sub_flags])
+    ]
+    for items in (changes["staged"], changes["unstaged"], changes["untracked"], conflicts):
+        for item in items:
+            item["path"] = display_path(item["path"])
+            if "from" in item:
+                item["from"] = display_path(item["from"])
+
+    repo = {
+        "root": str(root),
+        "head": parsed["oid"],
+        "branch": parsed["head"],
+        "unborn": parsed["oid"] is None,
+        "upstream": parsed["upstream"],
+        "ahead": parsed["ahead"],
+        "behind": parsed["behind"],
+        "operation": operation_in_progress(git_dir),
+        "conflicts": conflicts,
+        "stash_count": parsed["stash"],
+        "worktree": {
+            "linked": _resolved(git_dir) != _resolved(common_dir),
+            "git_dir": str(git_dir),
+            "common_dir": str(common_dir),
+        },
+        "submodules": submodules,
+    }
+    return {"repo": repo, "changes": changes, "recent_commits": commits}
+
+
+def changes_from_status(
+    parsed: dict[str, Any], max_paths: int
+) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, str]]:
+    """Split parsed status into the snapshot's ``changes`` (capped, line counts still null),
+    the conflicted paths (capped) and the submodule flags by path. ``.resume-kit/`` is left out."""
     staged: list[dict[str, Any]] = []
     unstaged: list[dict[str, Any]] = []
     untracked: list[dict[str, Any]] = []
@@ -353,59 +407,15 @@ def read_git_facts(
             unstaged.append({"path": path, "status": y, "added": None, "deleted": None})
 
     counts = {"staged": len(staged), "unstaged": len(unstaged), "untracked": len(untracked)}
-    staged, cut_staged = _capped(staged, max_paths)
-    unstaged, cut_unstaged = _capped(unstaged, max_paths)
-    untracked, cut_untracked = _capped(untracked, max_paths)
-    conflicts, cut_conflicts = _capped(conflicts, max_paths)
-
-    for items, is_staged, cut in ((staged, True, cut_staged), (unstaged, False, cut_unstaged)):
-        if not items:
-            continue
-        lines = _numstat(root, is_staged, [i["path"] for i in items] if cut else None)
-        for item in items:
-            item["added"], item["deleted"] = lines.get(item["path"], (None, None))
-
-    submodules = [
-        {"path": display_path(p), "status": _submodule_status(root, p, sub_flags.get(p))}
-        for p in dict.fromkeys([*submodule_paths(root), *sub_flags])
-    ]
-    for items in (staged, unstaged, untracked, conflicts):
-        for item in items:
-            item["path"] = display_path(item["path"])
-            if "from" in item:
-                item["from"] = display_path(item["from"])
-
-    head = parsed["oid"]
-    repo = {
-        "root": str(root),
-        "head": head,
-        "branch": parsed["head"],
-        "unborn": head is None,
-        "upstream": parsed["upstream"],
-        "ahead": parsed["ahead"],
-        "behind": parsed["behind"],
-        "operation": operation_in_progress(git_dir),
-        "conflicts": conflicts,
-        "stash_count": parsed["stash"],
-        "worktree": {
-            "linked": _resolved(git_dir) != _resolved(common_dir),
-            "git_dir": str(git_dir),
-            "common_dir": str(common_dir),
-        },
-        "submodules": submodules,
-    }
+    truncated = any(len(items) > max_paths for items in (staged, unstaged, untracked, conflicts))
     changes = {
-        "staged": staged,
-        "unstaged": unstaged,
-        "untracked": untracked,
+        "staged": staged[:max_paths],
+        "unstaged": unstaged[:max_paths],
+        "untracked": untracked[:max_paths],
         "counts": counts,
-        "truncated": cut_staged or cut_unstaged or cut_untracked or cut_conflicts,
+        "truncated": truncated,
     }
-    return {
-        "repo": repo,
-        "changes": changes,
-        "recent_commits": [] if head is None else _recent_commits(root),
-    }
+    return changes, conflicts[:max_paths], sub_flags
 
 
 def _resolved(path: Path) -> Path:
