@@ -1,0 +1,335 @@
+"""The fast entry the installed git hooks call: ``python -m resume_kit.hookentry NAME ARGS``.
+
+It runs inside every ``git commit``, so it imports nothing beyond ``os`` and ``sys`` on the
+common path (no typer, no YAML library, not even ``subprocess``): progress.yaml is scanned
+line by line for the first unit in progress, and only a file in an unusual YAML style falls
+back to a real parser. It fails open: any problem is one line on stderr and exit status 0.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+
+PROGRESS_PATH = os.path.join(".resume-kit", "progress.yaml")
+TRAILER_KEY = "Resume-Unit"
+SKIPPED_SOURCES = ("merge", "squash", "template")
+# Present in the (per-worktree) git dir while git replays or combines commits: a Resume-Unit
+# trailer for today's unit would be a lie on those commits.
+OPERATION_MARKERS = (
+    "MERGE_HEAD",
+    "MERGE_MSG",
+    "CHERRY_PICK_HEAD",
+    "REVERT_HEAD",
+    "rebase-merge",
+    "rebase-apply",
+    "sequencer",
+)
+SCISSORS = "------------------------ >8 ------------------------"
+_ID_FIRST = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
+_ID_REST = _ID_FIRST | frozenset("._-")
+
+
+class UnusualYaml(ValueError):
+    """The line scanner met YAML it does not handle; a real parser must decide."""
+
+
+def warn(message: str) -> None:
+    sys.stderr.write(f"resume-kit: {message}\n")
+    sys.stderr.flush()
+
+
+def valid_unit_id(value: str) -> bool:
+    return bool(value) and value[0] in _ID_FIRST and all(c in _ID_REST for c in value)
+
+
+# --------------------------------------------------------------------------- progress.yaml
+
+
+def _scalar(text: str) -> str:
+    """A plain or quoted one-line YAML scalar, without a trailing comment."""
+    text = text.strip()
+    if not text:
+        return ""
+    quote = text[0]
+    if quote in "'\"":
+        end = text.find(quote, 1)
+        if end < 0:
+            raise UnusualYaml("multi-line quoted scalar")
+        inner = text[1:end]
+        if (quote == '"' and "\\" in inner) or (quote == "'" and text[end + 1 : end + 2] == "'"):
+            raise UnusualYaml("escaped quoted scalar")
+        rest = text[end + 1 :].strip()
+        if rest and not rest.startswith("#"):
+            raise UnusualYaml("text after a quoted scalar")
+        return inner
+    if quote in "&*!|>{[%@`":
+        raise UnusualYaml("anchor, tag, block or flow scalar")
+    cut = text.find(" #")
+    return (text if cut < 0 else text[:cut]).rstrip()
+
+
+def _key_value(text: str) -> tuple[str, str] | None:
+    """``key: value`` split in two, or None when the line is not a simple mapping entry."""
+    colon = text.find(":")
+    while colon >= 0 and colon + 1 < len(text) and text[colon + 1] not in " \t":
+        colon = text.find(":", colon + 1)
+    if colon <= 0:
+        return None
+    key = text[:colon].strip()
+    if not key or key[0] in "'\"?&*!{[":
+        raise UnusualYaml("complex key")
+    return key, text[colon + 1 :]
+
+
+def first_unit_in_progress(text: str) -> str | None:
+    """The id of the first unit whose status is in_progress, scanning block-style YAML.
+
+    Raises UnusualYaml when the file uses a style the scanner does not follow (flow
+    collections, anchors, multi-line scalars, tabs...), so the caller can use a real parser.
+    """
+    in_units = False
+    item_indent: int | None = None  # column of the "- " that opens each unit
+    key_indent: int | None = None  # column of the unit's own keys
+    unit: dict[str, str] = {}
+
+    def finish() -> str | None:
+        found = unit.get("id") if unit.get("status") == "in_progress" else None
+        unit.clear()
+        return found
+
+    for line in text.splitlines():
+        body = line.lstrip(" ")
+        indent = len(line) - len(body)
+        if body.startswith("\t"):
+            raise UnusualYaml("tab indentation")
+        stripped = body.rstrip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        is_item = stripped == "-" or stripped.startswith("- ")
+        if indent == 0 and not is_item:
+            if stripped in ("---", "..."):
+                continue
+            found = finish() if in_units else None
+            if found is not None:
+                return found
+            pair = _key_value(stripped)
+            if pair is None:
+                raise UnusualYaml("top-level line that is not a key")
+            in_units = pair[0] == "units"
+            if in_units and _scalar(pair[1]):
+                raise UnusualYaml("units is not a block sequence")
+            item_indent = key_indent = None
+            continue
+        if not in_units:
+            continue
+        if item_indent is None:
+            if not is_item:
+                raise UnusualYaml("units is not a block sequence")
+            item_indent = indent
+        if indent < item_indent:
+            raise UnusualYaml("line out of the units' indentation")
+        if indent == item_indent:
+            if not is_item:
+                raise UnusualYaml("line out of the units' indentation")
+            found = finish()
+            if found is not None:
+                return found
+            rest = stripped[1:].lstrip(" ")
+            if not rest:
+                key_indent = None  # the unit's keys start on the next line
+                continue
+            key_indent = indent + len(stripped) - len(rest)
+            stripped = rest
+        else:
+            if key_indent is None:
+                key_indent = indent
+            if indent > key_indent or (indent == key_indent and is_item):
+                continue  # nested: evidence, last_failure, lists, continuation lines
+            if indent < key_indent:
+                raise UnusualYaml("line out of the unit's indentation")
+        pair = _key_value(stripped)
+        if pair is None:
+            raise UnusualYaml("unit line that is not a key")
+        key, value = pair
+        if key in ("id", "status"):
+            if key in unit:
+                raise UnusualYaml("duplicate key")
+            value = _scalar(value)
+            if not value:
+                raise UnusualYaml("value on a later line")
+            unit[key] = value
+    return finish() if in_units else None
+
+
+def first_unit_in_progress_yaml(text: str) -> str | None:
+    """The same answer from a real (safe) YAML parser; slow to import, used as a fallback."""
+    import yaml
+
+    data = yaml.safe_load(text)
+    units = data.get("units") if isinstance(data, dict) else None
+    if not isinstance(units, list):
+        return None
+    for unit in units:
+        if isinstance(unit, dict) and unit.get("status") == "in_progress":
+            unit_id = unit.get("id")
+            return unit_id if isinstance(unit_id, str) else None
+    return None
+
+
+def unit_in_progress(text: str) -> str | None:
+    """The id of the first unit in progress; ValueError when the file cannot be read as YAML."""
+    if "in_progress" not in text:
+        return None
+    try:
+        found = first_unit_in_progress(text)
+    except UnusualYaml:
+        try:
+            found = first_unit_in_progress_yaml(text)
+        except Exception as exc:  # yaml.YAMLError and anything odd in the document
+            raise ValueError(str(exc).splitlines()[0] if str(exc) else "does not parse") from None
+    return found
+
+
+# --------------------------------------------------------------------------- commit message
+
+
+def has_content(message: str, comment_char: str = "#") -> bool:
+    """Whether the message says anything once comments (and a scissors cut) are ignored.
+
+    An empty message aborts a commit; a trailer added to one would commit it instead.
+    """
+    for line in message.splitlines():
+        if line.startswith(comment_char):
+            if SCISSORS in line:
+                return False
+            continue
+        if line.strip():
+            return True
+    return False
+
+
+def git_dir_of(worktree: str) -> str | None:
+    """This worktree's git dir, found without running git (``.git`` may be a file)."""
+    env_dir = os.environ.get("GIT_DIR")
+    if env_dir:
+        return env_dir if os.path.isabs(env_dir) else os.path.join(worktree, env_dir)
+    dot_git = os.path.join(worktree, ".git")
+    if os.path.isdir(dot_git):
+        return dot_git
+    try:
+        with open(dot_git, encoding="utf-8") as handle:
+            first = handle.readline().strip()
+    except OSError:
+        return None
+    if not first.startswith("gitdir:"):
+        return None
+    path = first[len("gitdir:") :].strip()
+    return path if os.path.isabs(path) else os.path.join(worktree, path)
+
+
+def operation_in_progress(git_dir: str | None) -> bool:
+    if git_dir is None:
+        return False
+    return any(os.path.exists(os.path.join(git_dir, name)) for name in OPERATION_MARKERS)
+
+
+def _run(argv: list[str]) -> int:
+    """Run a command and wait, without importing subprocess (about 10 ms) where possible."""
+    spawn = getattr(os, "posix_spawnp", None)
+    if spawn is None:  # pragma: no cover - Windows
+        import subprocess
+
+        return subprocess.call(argv)
+    pid = spawn(argv[0], argv, dict(os.environ))
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status) if hasattr(os, "waitstatus_to_exitcode") else status
+
+
+def add_trailer(message_file: str, unit_id: str) -> int:
+    return _run(
+        [
+            "git",
+            "interpret-trailers",
+            "--in-place",
+            "--where",
+            "end",
+            "--if-exists",
+            "doNothing",
+            "--if-missing",
+            "add",
+            "--trailer",
+            f"{TRAILER_KEY}: {unit_id}",
+            message_file,
+        ]
+    )
+
+
+def prepare_commit_msg(args: Sequence[str], worktree: str = ".") -> int:
+    """Add ``Resume-Unit: <id>`` for the unit in progress. Always returns 0 (fail-open)."""
+    if not args:
+        warn("prepare-commit-msg: no message file given")
+        return 0
+    message_file = args[0]
+    source = args[1] if len(args) > 1 else ""
+    if source in SKIPPED_SOURCES:
+        return 0
+    progress_file = os.path.join(worktree, PROGRESS_PATH)
+    try:
+        with open(progress_file, "rb") as handle:
+            data = handle.read(4 << 20)
+    except FileNotFoundError:
+        return 0
+    except OSError as exc:
+        warn(f"no {TRAILER_KEY} trailer: cannot read {PROGRESS_PATH}: {exc.strerror}")
+        return 0
+    if b"in_progress" not in data:
+        return 0
+    try:
+        unit_id = unit_in_progress(data.decode("utf-8"))
+    except ValueError as exc:  # includes UnicodeDecodeError
+        warn(f"no {TRAILER_KEY} trailer: {PROGRESS_PATH} does not parse ({exc})")
+        return 0
+    if unit_id is None:
+        return 0
+    if not valid_unit_id(unit_id):
+        warn(f"no {TRAILER_KEY} trailer: {unit_id!r} is not a valid unit id")
+        return 0
+    if operation_in_progress(git_dir_of(worktree)):
+        return 0
+    try:
+        with open(message_file, encoding="utf-8", errors="replace") as handle:
+            message = handle.read()
+    except OSError as exc:
+        warn(f"no {TRAILER_KEY} trailer: cannot read {message_file}: {exc.strerror}")
+        return 0
+    if not has_content(message):
+        return 0  # an editor opened on an empty message: leaving it empty must still abort
+    try:
+        status = add_trailer(message_file, unit_id)
+    except OSError as exc:
+        warn(f"no {TRAILER_KEY} trailer: cannot run git interpret-trailers: {exc.strerror}")
+        return 0
+    if status != 0:
+        warn(f"no {TRAILER_KEY} trailer: git interpret-trailers exited {status}")
+    return 0
+
+
+HOOKS = {"prepare-commit-msg": prepare_commit_msg}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] not in HOOKS:
+        warn(f"hookentry: unknown hook {args[0] if args else '(none)'!r}")
+        return 0
+    try:
+        return HOOKS[args[0]](args[1:])
+    except Exception as exc:  # fail-open: a commit must never break because of resume-kit
+        warn(f"{args[0]} hook skipped: unexpected {type(exc).__name__}: {exc}")
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
