@@ -34,6 +34,8 @@ class _Rule:
     ]  # lower-case substrings; the rule runs only if one occurs (empty: always)
     # builds the replacement from the match; default: the whole match becomes the marker
     replace: Callable[[re.Match[str]], str] | None = None
+    # or rewrites the whole text itself (for what one regex cannot do in linear time)
+    substitute: Callable[[str], str] | None = None
 
 
 def _whole(kind: str) -> Callable[[re.Match[str]], str]:
@@ -65,13 +67,45 @@ def _shaped(
 
 # ---- context rules -----------------------------------------------------------------------------
 
-_PEM = re.compile(
-    r"-----BEGIN (?P<label>[A-Z0-9]{1,20}(?: [A-Z0-9]{1,20}){0,3} )?PRIVATE KEY(?: BLOCK)?-----"
-    r"(?:.{0,16384}?-----END [A-Z0-9 ]{0,80}PRIVATE KEY(?: BLOCK)?-----"
-    # a block cut off (a log tail, one line of several): take the base64 lines that follow
-    r"|[ \t]{0,8}[A-Za-z0-9+/=]{0,128}(?:[ \t]{0,8}(?:\r?\n|\\n)[ \t]{0,8}[A-Za-z0-9+/=]{1,128}){0,400})",
-    re.DOTALL,
+_PEM_BEGIN = re.compile(r"-----BEGIN [A-Z0-9 ]{0,80}PRIVATE KEY(?: BLOCK)?-----")
+_PEM_END = re.compile(r"-----END [A-Z0-9 ]{0,80}PRIVATE KEY(?: BLOCK)?-----")
+# a block cut off (a log tail, one line of several): the base64 lines that follow the header
+_PEM_TAIL = re.compile(
+    r"[ \t]{0,8}[A-Za-z0-9+/=]{0,128}(?:[ \t]{0,8}(?:\r?\n|\\n)[ \t]{0,8}[A-Za-z0-9+/=]{1,128}){0,400}"
 )
+PEM_MAX_CHARS = 16384
+
+
+def _redact_private_keys(text: str) -> str:
+    """Each BEGIN…END private-key block (at most 16 KiB, real or ``\\n``-escaped newlines)
+    becomes one marker. The END lines are found once and bisected, so many headers without an
+    END cost linear time, not a 16 KiB scan each."""
+    from bisect import bisect_left
+
+    end_starts: list[int] = []
+    end_stops: list[int] = []
+    for end in _PEM_END.finditer(text):
+        end_starts.append(end.start())
+        end_stops.append(end.end())
+    pieces: list[str] = []
+    pos = 0
+    for begin in _PEM_BEGIN.finditer(text):
+        if begin.start() < pos:
+            continue
+        k = bisect_left(end_starts, begin.end())
+        if k < len(end_starts) and end_starts[k] - begin.end() <= PEM_MAX_CHARS:
+            stop = end_stops[k]
+        else:
+            tail = _PEM_TAIL.match(text, begin.end())
+            stop = tail.end() if tail else begin.end()
+        pieces.append(text[pos : begin.start()])
+        pieces.append(marker("private-key"))
+        pos = stop
+    if not pieces:
+        return text
+    pieces.append(text[pos:])
+    return "".join(pieces)
+
 
 _URL_PASSWORD = re.compile(
     r"(?P<head>\b[A-Za-z][A-Za-z0-9+.\-]{0,30}://[^\s:/@?#\"'<>]{0,256}:)"
@@ -163,10 +197,6 @@ def _keep_head(kind: str) -> Callable[[re.Match[str]], str]:
     return replace
 
 
-def _replace_pem(m: re.Match[str]) -> str:
-    return marker("private-key")
-
-
 def _replace_url(m: re.Match[str]) -> str:
     if m.group("password").startswith("[REDACTED:"):
         return m.group(0)
@@ -176,7 +206,7 @@ def _replace_url(m: re.Match[str]) -> str:
 _B62 = "A-Za-z0-9"
 _RULES: tuple[_Rule, ...] = (
     # Multi-line first, so later rules never see half a key block.
-    _Rule("private-key", _PEM, ("private key",), _replace_pem),
+    _Rule("private-key", _PEM_BEGIN, ("private key",), substitute=_redact_private_keys),
     _shaped("jwt", r"\beyJ[A-Za-z0-9_\-]{8,4096}\.eyJ[A-Za-z0-9_\-]{4,8192}\.[A-Za-z0-9_\-]{0,4096}",
             ["eyj"]),
     # Cloud providers
@@ -279,8 +309,11 @@ def redact(text: str) -> str:
     for rule in _RULES:
         if rule.markers and not any(m in lowered for m in rule.markers):
             continue
-        assert rule.replace is not None
-        new = rule.pattern.sub(rule.replace, text)
+        if rule.substitute is not None:
+            new = rule.substitute(text)
+        else:
+            assert rule.replace is not None
+            new = rule.pattern.sub(rule.replace, text)
         if new != text:
             text = new
             lowered = text.lower()
@@ -309,7 +342,3 @@ def redact_lines(lines: Sequence[str]) -> list[str]:
             continue
         out.append(redact(line))
     return out
-
-
-_PEM_BEGIN = re.compile(r"-----BEGIN [A-Z0-9 ]{0,80}PRIVATE KEY(?: BLOCK)?-----")
-_PEM_END = re.compile(r"-----END [A-Z0-9 ]{0,80}PRIVATE KEY(?: BLOCK)?-----")
