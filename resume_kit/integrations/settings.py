@@ -1,0 +1,246 @@
+"""Merge our hooks into an agent's JSON settings (Claude Code ``settings.json``, Codex
+``hooks.json``), keeping every other setting and hook, and take them out again.
+
+The shape both agents read::
+
+    {"hooks": {"SessionStart": [{"matcher": "startup|...", "hooks": [
+        {"type": "command", "command": "...", "timeout": 30}]}]}}
+
+Our entries are recognised by their exact command string, so a person's own resume-kit hook
+with other options is never touched. The merge itself is pure (``add_hooks``,
+``remove_hooks``); ``update_file`` does the I/O: key order and indentation are kept, a file
+that does not parse is refused untouched, and nothing is written when nothing changes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from resume_kit.errors import ResumeKitError
+from resume_kit.store import atomic_write
+
+SESSION_START_MATCHER = "startup|resume|clear|compact"
+
+
+@dataclass(frozen=True)
+class HookSpec:
+    event: str
+    command: str
+    matcher: str | None = None
+    timeout: int = 30
+
+    def group(self) -> dict[str, Any]:
+        group: dict[str, Any] = {}
+        if self.matcher is not None:
+            group["matcher"] = self.matcher
+        group["hooks"] = [{"type": "command", "command": self.command, "timeout": self.timeout}]
+        return group
+
+
+SESSION_START = HookSpec(
+    "SessionStart", "resume-kit brief --format claude-hook", SESSION_START_MATCHER
+)
+PRE_COMPACT = HookSpec("PreCompact", "resume-kit snapshot --quiet --trigger pre-compact")
+STOP = HookSpec("Stop", "resume-kit stop-check", timeout=600)
+ALL_SPECS = (SESSION_START, PRE_COMPACT, STOP)
+OUR_COMMANDS = frozenset(spec.command for spec in ALL_SPECS)
+
+
+class SettingsError(ResumeKitError):
+    """The settings file cannot be read or has a shape we must not guess about."""
+
+
+def specs_for(stop_verify: bool) -> list[HookSpec]:
+    return [SESSION_START, PRE_COMPACT, *([STOP] if stop_verify else [])]
+
+
+# --------------------------------------------------------------------------- pure merge
+
+
+def _is_ours(hook: Any, commands: Iterable[str]) -> bool:
+    return isinstance(hook, dict) and hook.get("command") in set(commands)
+
+
+def _event_has(groups: list[Any], command: str) -> bool:
+    for group in groups:
+        inner = group.get("hooks") if isinstance(group, dict) else None
+        if isinstance(inner, list) and any(_is_ours(hook, [command]) for hook in inner):
+            return True
+    return False
+
+
+def add_hooks(
+    settings: dict[str, Any], specs: Sequence[HookSpec], where: str = "settings"
+) -> tuple[dict[str, Any], list[str]]:
+    """A copy of ``settings`` with each spec's hook present once; and the events added to."""
+    result = copy.deepcopy(settings)
+    hooks = result.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise SettingsError(f'{where}: "hooks" is not an object', hint="fix it by hand first")
+    added: list[str] = []
+    for spec in specs:
+        groups = hooks.setdefault(spec.event, [])
+        if not isinstance(groups, list):
+            raise SettingsError(
+                f'{where}: "hooks.{spec.event}" is not a list', hint="fix it by hand first"
+            )
+        if not _event_has(groups, spec.command):
+            groups.append(spec.group())
+            added.append(spec.event)
+    if not hooks and "hooks" not in settings:
+        del result["hooks"]
+    return result, added
+
+
+def remove_hooks(
+    settings: dict[str, Any], commands: Iterable[str] = OUR_COMMANDS
+) -> tuple[dict[str, Any], list[str]]:
+    """A copy of ``settings`` without our hooks, and the events they were removed from.
+
+    A group, event list or ``hooks`` object left empty by the removal goes too; anything that
+    was already empty or is not in the expected shape is left exactly as it was.
+    """
+    commands = set(commands)
+    result = copy.deepcopy(settings)
+    hooks = result.get("hooks")
+    if not isinstance(hooks, dict):
+        return result, []
+    removed: list[str] = []
+    for event in list(hooks):
+        groups = hooks[event]
+        if not isinstance(groups, list):
+            continue
+        kept_groups: list[Any] = []
+        for group in groups:
+            inner = group.get("hooks") if isinstance(group, dict) else None
+            if not isinstance(inner, list) or not any(_is_ours(h, commands) for h in inner):
+                kept_groups.append(group)
+                continue
+            if event not in removed:
+                removed.append(event)
+            rest = [h for h in inner if not _is_ours(h, commands)]
+            if rest:
+                kept_groups.append({**group, "hooks": rest})
+        if event in removed:
+            if kept_groups:
+                hooks[event] = kept_groups
+            else:
+                del hooks[event]
+    if removed and not hooks:
+        del result["hooks"]
+    return result, removed
+
+
+# --------------------------------------------------------------------------- file I/O
+
+
+@dataclass
+class SettingsFile:
+    path: Path
+    data: dict[str, Any]
+    existed: bool
+    indent: int | str
+    mode: int | None
+
+
+def _indent_of(text: str) -> int | str:
+    for line in text.splitlines()[1:]:
+        body = line.lstrip(" \t")
+        if body and body != line:
+            prefix = line[: len(line) - len(body)]
+            return "\t" if prefix.startswith("\t") else len(prefix)
+    return 2
+
+
+def read_settings(path: Path) -> SettingsFile:
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return SettingsFile(path, {}, False, 2, None)
+    except OSError as exc:
+        raise SettingsError(f"cannot read {path}: {exc.strerror}") from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise SettingsError(
+            f"{path} is not UTF-8 text; nothing was changed", hint="fix the file by hand"
+        ) from None
+    if not text.strip():
+        data: Any = {}
+    else:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise SettingsError(
+                f"{path}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg}); nothing was changed",
+                hint="fix the file (or move it away), then run the command again",
+            ) from None
+        except RecursionError:
+            raise SettingsError(f"{path}: nested too deeply; nothing was changed") from None
+    if not isinstance(data, dict):
+        raise SettingsError(
+            f"{path}: the top level is not a JSON object; nothing was changed",
+            hint="fix the file by hand",
+        )
+    mode = path.stat().st_mode & 0o7777
+    return SettingsFile(path, data, True, _indent_of(text), mode)
+
+
+def render(data: dict[str, Any], indent: int | str = 2) -> str:
+    return json.dumps(data, indent=indent, ensure_ascii=False) + "\n"
+
+
+@dataclass(frozen=True)
+class Change:
+    events: list[str]  # events we added to or removed from
+    wrote: bool
+    deleted: bool = False
+
+
+def install(path: Path, specs: Sequence[HookSpec]) -> Change:
+    current = read_settings(path)
+    new, added = add_hooks(current.data, specs, str(path))
+    if not added:
+        return Change([], wrote=False)
+    atomic_write(path, render(new, current.indent), mode=current.mode)
+    return Change(added, wrote=True)
+
+
+def uninstall(path: Path, remove_empty_dir: bool = False) -> Change:
+    """Take our hooks out of ``path``; a file left holding nothing at all is removed."""
+    current = read_settings(path)
+    if not current.existed:
+        return Change([], wrote=False)
+    new, removed = remove_hooks(current.data)
+    if not removed:
+        return Change([], wrote=False)
+    if not new:
+        path.unlink()
+        if remove_empty_dir:
+            with contextlib.suppress(OSError):
+                path.parent.rmdir()  # only succeeds when nothing else is in it
+        return Change(removed, wrote=True, deleted=True)
+    atomic_write(path, render(new, current.indent), mode=current.mode)
+    return Change(removed, wrote=True)
+
+
+def our_hooks_in(path: Path) -> list[str]:
+    """The events that carry one of our hooks in ``path`` (``[]`` when unreadable)."""
+    try:
+        data = read_settings(path).data
+    except SettingsError:
+        return []
+    _, events = remove_hooks(data)
+    return events
+
+
+def resume_kit_on_path() -> bool:
+    import shutil
+
+    return shutil.which("resume-kit") is not None
