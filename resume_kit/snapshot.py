@@ -532,6 +532,10 @@ def _some(items: list[str], limit: int = 5) -> str:
     return shown + (f" … (+{len(items) - limit} more)" if len(items) > limit else "")
 
 
+def _count(n: int, one: str, many: str | None = None) -> str:
+    return f"{n} {one if n == 1 else (many or one + 's')}"
+
+
 def describe_workspace(snapshot: Mapping[str, Any]) -> list[str]:
     """The workspace facts as short plain lines (branch, operation, changes, tests, logs)."""
     repo = snapshot.get("repo") or {}
@@ -541,6 +545,8 @@ def describe_workspace(snapshot: Mapping[str, Any]) -> list[str]:
         where = f"branch {repo.get('branch') or '?'} (no commits yet)"
     elif repo.get("branch"):
         where = f"branch {repo['branch']} @ {short_sha(head)}"
+    elif head is None:
+        where = "HEAD unknown (no git facts)"
     else:
         where = f"detached HEAD @ {short_sha(head)}"
     if repo.get("upstream"):
@@ -568,15 +574,17 @@ def describe_workspace(snapshot: Mapping[str, Any]) -> list[str]:
     else:
         lines.append("working tree clean")
     if repo.get("stash_count"):
-        lines.append(f"{repo['stash_count']} stash entries")
+        lines.append(_count(int(repo["stash_count"]), "stash entry", "stash entries"))
     failing = list((snapshot.get("tests") or {}).get("pytest_last_failed") or [])
     if failing:
-        lines.append(f"{len(failing)} failing tests (pytest last run): {_some(failing, 3)}")
+        lines.append(
+            f"{_count(len(failing), 'failing test')} (pytest last run): {_some(failing, 3)}"
+        )
     for log in snapshot.get("logs") or []:
         errors = log.get("error_lines") or []
         if errors:
             last = str(errors[-1]).replace("\n", " ")[:160]
-            lines.append(f"{log.get('path')}: {len(errors)} error lines, last: {last}")
+            lines.append(f"{log.get('path')}: {_count(len(errors), 'error line')}, last: {last}")
     state = snapshot.get("progress") or {}
     if state and not state.get("valid", True):
         lines.append(f"progress.yaml not usable: {state.get('error')}")
@@ -594,7 +602,7 @@ def render_diff(diff: Mapping[str, Any], snapshot: Mapping[str, Any]) -> str:
         commits = diff.get("new_commits") or []
         if commits:
             more = "+" if diff.get("more_commits") else ""
-            changes.append(f"{len(commits)}{more} new commits:")
+            changes.append(f"{len(commits)}{more} new commit{'s' if len(commits) != 1 else ''}:")
             changes.extend(
                 f"    {short_sha(c.get('sha'))} {str(c.get('subject') or '')[:72]}"
                 + (f"  [{c['unit']}]" if c.get("unit") else "")

@@ -265,7 +265,7 @@ def test_snapshot_reports_what_changed_since_the_previous(repo: Path) -> None:
     second = run_cli("snapshot", cwd=repo)
     assert second.code == 0, second.stderr
     out = second.stdout
-    assert "1 new commits" in out and "Add the feature" in out
+    assert "1 new commit:" in out and "Add the feature" in out
     assert "newly changed: README.md" in out
     assert "unit one: todo -> in_progress" in out
     commit_file(repo, "README.md", "edited\n", "Commit the readme")

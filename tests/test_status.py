@@ -78,7 +78,7 @@ def test_done_when_rebase_dirty_tree_failing_test_and_edited_done_unit(repo: Pat
         "uncommitted changes",
         "scratch.txt",
         "src/calc.py",
-        "1 failing tests",
+        "1 failing test ",
         "tests/test_calc.py::test_add",
     ):
         assert fact in text.stdout, (fact, text.stdout)
