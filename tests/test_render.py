@@ -1,0 +1,276 @@
+"""Rendering the brief: golden Markdown, formats, fitting to the token budget, templates, speed.
+
+Golden files live in tests/golden/; regenerate them after a deliberate wording change with
+``RESUME_KIT_UPDATE_GOLDEN=1 pytest tests/test_render.py`` and review the diff.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from resume_kit import tokens
+from resume_kit.brief import Brief, build_brief
+from resume_kit.findings import finding
+from resume_kit.progress import Evidence, LastFailure, Progress, Unit
+from resume_kit.render import _DETAIL_ORDER, HOOK_MAX_CHARS, LADDER, render
+from tests.brief_cases import all_done, base_snapshot, blocked, interrupted, trouble
+
+GOLDEN = Path(__file__).parent / "golden"
+UPDATE = os.environ.get("RESUME_KIT_UPDATE_GOLDEN") == "1"
+
+
+def _brief(case: Callable[[], Any]) -> Brief:
+    progress, snap, findings = case()
+    return build_brief(progress, snap, findings, summary=snap.pop("_summary", None))
+
+
+def _check_golden(name: str, text: str) -> None:
+    path = GOLDEN / name
+    if UPDATE or not path.exists():
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        if not UPDATE:
+            pytest.fail(f"golden file {name} was missing and has been written; review it")
+    assert text == path.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("name", "case", "budget"),
+    [
+        ("interrupted.md", interrupted, 1500),
+        ("interrupted-400.md", interrupted, 400),
+        ("trouble.md", trouble, 1500),
+        ("trouble-700.md", trouble, 700),
+        ("all-done.md", all_done, 1500),
+        ("blocked.md", blocked, 1500),
+    ],
+)
+def test_markdown_golden(name: str, case: Callable[[], Any], budget: int) -> None:
+    rendered = render(_brief(case), "markdown", budget)
+    _check_golden(name, rendered.text)
+    assert rendered.fits
+    assert tokens.count_tokens(rendered.text) <= budget
+
+
+def test_json_golden() -> None:
+    rendered = render(_brief(interrupted), "json", 1500)
+    _check_golden("interrupted.json", rendered.text)
+    data = json.loads(rendered.text)
+    assert data["tokens"] == rendered.tokens
+    markdown = render(_brief(interrupted), "markdown", 1500).text
+    assert data["tokens"] == tokens.count_tokens(markdown)
+
+
+def test_the_demo_case_answers_the_six_questions_within_800_tokens() -> None:
+    rendered = render(_brief(interrupted), "markdown", 800)
+    text = rendered.text
+    assert tokens.count_tokens(text) <= 800
+    assert "Extract parties, dates and amounts from the 200 contracts" in text  # the goal
+    assert "**136/200 units done**" in text  # how many are done
+    assert "Unit `doc-137`" in text  # which is next
+    assert "python check.py out/137.json" in text  # its verify command
+    assert "KeyError: 'party_b'" in text  # the last error
+    assert "`src/extract.py` (unstaged M" in text  # which files are uncommitted
+    assert "`out/137.json.partial` (untracked)" in text
+
+
+def test_json_shape() -> None:
+    data = json.loads(render(_brief(trouble), "json", 4000).text)
+    assert data["schema_version"] == 1
+    assert data["progress"]["done"] == 136 and data["progress"]["total"] == 200
+    assert data["next"]["id"] == "doc-137" and data["next"]["stuck"] is True
+    assert data["next"]["verify"] == "python check.py out/137.json"
+    assert all(set(f) == {"code", "severity", "unit", "message"} for f in data["findings"])
+    assert len(data["findings"]) == 45
+    assert data["do_not_repeat"][0]["key"] == "deploy-staging"
+    assert data["workspace"]["operation"] == "rebase"
+    assert data["summary"]["references"] == ["logs/extract.log", "doc-137"]
+
+
+def test_hook_format_wraps_the_markdown() -> None:
+    brief = _brief(interrupted)
+    hook = json.loads(render(brief, "claude-hook", 1500).text)
+    assert list(hook) == ["hookSpecificOutput"]
+    assert hook["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    assert hook["hookSpecificOutput"]["additionalContext"] == render(brief, "markdown", 1500).text
+
+
+def _many_units(
+    count: int, done_every: int = 2, verify: str = "pytest -q tests/test_{n}.py"
+) -> Progress:
+    units = []
+    for n in range(count):
+        done = n % done_every == 0 and n < count - 1
+        units.append(
+            Unit(
+                id=f"u-{n:05d}",
+                title=f"Unit {n}",
+                status="done" if done else "todo",
+                verify=verify.format(n=n),
+                evidence=Evidence(
+                    "2026-11-28T00:00:00Z", f"{n % 97:07x}" + "a" * 33, False, "x", 1.0
+                )
+                if done
+                else None,
+            )
+        )
+    return Progress(goal="Process every unit", units=units)
+
+
+def test_hook_context_stays_under_the_size_limit_with_a_huge_budget() -> None:
+    progress = _many_units(10_000)  # 5,000 separate done ranges
+    brief = build_brief(progress, base_snapshot(), [])
+    hook = json.loads(render(brief, "claude-hook", 1_000_000).text)
+    context = hook["hookSpecificOutput"]["additionalContext"]
+    assert len(context) <= HOOK_MAX_CHARS
+    assert "Unit `u-00001`" in context and "pytest -q tests/test_1.py" in context
+
+
+def test_detail_is_dropped_in_the_fixed_order() -> None:
+    brief = _brief(trouble)
+    seen: list[list[str]] = []
+    for budget in range(2000, 250, -50):
+        rendered = render(brief, "markdown", budget)
+        seen.append(rendered.dropped)
+        # Whatever is dropped is a prefix-respecting subset of the documented order.
+        positions = [_DETAIL_ORDER.index(kind) for kind in rendered.dropped]
+        assert positions == sorted(positions)
+        text = rendered.text
+        for kept in (
+            "# Resume brief",
+            "## Warnings",
+            "## Next: exactly one unit",
+            "`UNIT_STUCK`",
+            "Unit `doc-137`",
+            "python check.py out/137.json",
+            "**Rule:**",
+            "stop retrying the same approach",
+        ):
+            assert kept in text
+    # Smaller budgets never keep more detail.
+    for wider, narrower in itertools.pairwise(seen):
+        assert set(wider) <= set(narrower)
+    assert seen[0] == [] and "done list" in seen[-1] and "transcript" in seen[-1]
+
+
+def test_the_ladder_shrinks_level_by_level() -> None:
+    brief = _brief(trouble)
+    sizes = [tokens.count_tokens(render_level(brief, level)) for level in range(len(LADDER))]
+    # Replacing a last item by an "… N more" line may cost a token or two more; never more.
+    assert all(b <= a + 5 for a, b in itertools.pairwise(sizes)), sizes
+    assert sizes[-1] < sizes[0] * 0.7
+
+
+def render_level(brief: Brief, level: int) -> str:
+    from resume_kit.render import _markdown, _template
+
+    return _markdown(_template(None), brief, LADDER[level][1])[0]
+
+
+def test_an_impossible_budget_returns_the_minimum_marked_as_not_fitting() -> None:
+    brief = _brief(trouble)
+    rendered = render(brief, "markdown", 50)
+    assert not rendered.fits
+    assert rendered.level == len(LADDER) - 1
+    assert "Unit `doc-137`" in rendered.text and "## Warnings" in rendered.text
+
+
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(
+    size=st.integers(1, 10_000),
+    budget=st.integers(300, 4000),
+    done_every=st.integers(1, 5),
+    findings_every=st.sampled_from([0, 1, 3, 50]),
+    failing=st.booleans(),
+)
+@example(size=10_000, budget=300, done_every=1, findings_every=1, failing=True)
+@example(size=10_000, budget=4000, done_every=2, findings_every=3, failing=False)
+@example(size=1, budget=300, done_every=1, findings_every=0, failing=False)
+@example(size=9_999, budget=1500, done_every=5, findings_every=50, failing=True)
+def test_any_size_fits_any_budget_and_keeps_the_next_unit(
+    size: int, budget: int, done_every: int, findings_every: int, failing: bool
+) -> None:
+    progress = _many_units(size, done_every)
+    nxt = next(u for u in progress.units if u.status != "done")
+    if failing:
+        nxt.status = "in_progress"
+        nxt.last_failure = LastFailure(
+            "2026-11-28T00:00:00Z", 1, "sig", 3, "E   assert 1 == 2\n" * 20
+        )
+    findings = []
+    if findings_every:
+        findings = [
+            finding("DONE_BUT_CHANGED", f"{u.id} changed since it was verified", u.id)
+            for u in progress.units[::findings_every]
+            if u.status == "done"
+        ]
+    brief = build_brief(progress, base_snapshot(), findings)
+    rendered = render(brief, "markdown", budget, exact_tokens=True)
+    text = rendered.text
+    assert f"Unit `{nxt.id}`" in text
+    assert nxt.verify is not None and f"```sh\n{nxt.verify}\n```" in text
+    if rendered.fits:
+        assert tokens.count_tokens(text) <= budget
+    else:
+        assert rendered.level == len(LADDER) - 1  # only the minimum may be over
+
+
+def test_ten_thousand_units_build_and_render_quickly() -> None:
+    progress = _many_units(10_000, done_every=3)
+    findings = [
+        finding("DONE_BUT_CHANGED", f"{u.id} changed", u.id)
+        for u in progress.units[::7]
+        if u.status == "done"
+    ]
+    tokens.encoding()  # loading the encoding is measured by test_tokens
+    start = time.perf_counter()
+    brief = build_brief(progress, base_snapshot(), findings)
+    built = time.perf_counter()
+    rendered = render(brief, "markdown", 1500)
+    done = time.perf_counter()
+    assert rendered.fits
+    # Generous bounds for a shared 2-core CI machine; typically 0.05 s and 0.05 s.
+    assert built - start < 2.0
+    assert done - built < 2.0
+
+
+def test_a_repository_template_overrides_the_shipped_one(tmp_path: Path) -> None:
+    (tmp_path / "brief.md.j2").write_text(
+        "CUSTOM {{ progress.line }}\n{% if next %}NEXT {{ next.id }}\n{{ next.verify_fence }}{% endif %}\n"
+    )
+    text = render(_brief(interrupted), "markdown", 1500, tmp_path).text
+    assert text.startswith("CUSTOM **136/200 units done**")
+    assert "NEXT `doc-137`" in text
+    # Without the override the shipped template is used.
+    assert render(_brief(interrupted), "markdown", 1500, tmp_path / "nothing").text.startswith(
+        "# Resume brief"
+    )
+
+
+def test_override_templates_run_sandboxed(tmp_path: Path) -> None:
+    from jinja2.exceptions import SecurityError
+
+    (tmp_path / "brief.md.j2").write_text(
+        "{{ progress.line.__class__.__mro__[1].__subclasses__() }}"
+    )
+    with pytest.raises(SecurityError):
+        render(_brief(interrupted), "markdown", 1500, tmp_path)
+
+
+def test_unknown_format_is_refused() -> None:
+    with pytest.raises(ValueError):
+        render(_brief(all_done), "html", 1500)
