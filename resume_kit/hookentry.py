@@ -1,4 +1,5 @@
-"""The fast entry the installed git hooks call: ``python -m resume_kit.hookentry NAME ARGS``.
+"""The fast entry the installed git hooks call (``python -S -c BOOTSTRAP DIR NAME ARGS``, see
+``resume_kit.hooks``; ``python -m resume_kit.hookentry NAME ARGS`` works too).
 
 It runs inside every ``git commit``, so it imports nothing beyond ``os`` and ``sys`` on the
 common path (no typer, no YAML library, not even ``subprocess``): progress.yaml is scanned
@@ -10,7 +11,6 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
 
 PROGRESS_PATH = os.path.join(".resume-kit", "progress.yaml")
 TRAILER_KEY = "Resume-Unit"
@@ -165,6 +165,10 @@ def first_unit_in_progress(text: str) -> str | None:
 
 def first_unit_in_progress_yaml(text: str) -> str | None:
     """The same answer from a real (safe) YAML parser; slow to import, used as a fallback."""
+    if "site" not in sys.modules or not any("-packages" in p for p in sys.path):
+        import site  # the hook starts Python with -S: make the installed packages importable
+
+        site.main()
     import yaml
 
     data = yaml.safe_load(text)
@@ -266,7 +270,7 @@ def add_trailer(message_file: str, unit_id: str) -> int:
     )
 
 
-def prepare_commit_msg(args: Sequence[str], worktree: str = ".") -> int:
+def prepare_commit_msg(args: list[str], worktree: str = ".") -> int:
     """Add ``Resume-Unit: <id>`` for the unit in progress. Always returns 0 (fail-open)."""
     if not args:
         warn("prepare-commit-msg: no message file given")
@@ -319,7 +323,7 @@ def prepare_commit_msg(args: Sequence[str], worktree: str = ".") -> int:
 HOOKS = {"prepare-commit-msg": prepare_commit_msg}
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0] not in HOOKS:
         warn(f"hookentry: unknown hook {args[0] if args else '(none)'!r}")

@@ -439,6 +439,37 @@ def test_path_fallback_when_the_interpreter_is_gone(repo: Path, tmp_path: Path) 
     assert "Resume-Unit: doc-002" in message(repo)
 
 
+def test_python_without_resume_kit_fails_open_in_one_line(repo: Path, tmp_path: Path) -> None:
+    bare_python = shutil.which("python3", path="/usr/bin:/bin:/usr/local/bin")
+    if bare_python is None:
+        pytest.skip("no system python3")
+    probe = subprocess.run(
+        [bare_python, "-S", "-c", "import resume_kit"], cwd=tmp_path, capture_output=True
+    )
+    if probe.returncode == 0:
+        pytest.skip("the system python3 has resume_kit installed")
+    write_progress(repo)
+    hook = hooks_dir(repo) / "prepare-commit-msg"
+    hook.write_bytes(hooks.render_script(hook.name, bare_python, str(tmp_path / "moved")))
+    hook.chmod(0o755)
+    proc = commit(repo, "-m", "module gone")
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "resume_kit is not installed" in lines[0], proc.stderr
+    assert "Resume-Unit" not in message(repo)
+
+
+def test_the_installed_package_folder_moving_falls_back_to_site_packages(
+    repo: Path, tmp_path: Path
+) -> None:
+    write_progress(repo)
+    hook = hooks_dir(repo) / "prepare-commit-msg"
+    hook.write_bytes(hooks.render_script(hook.name, sys.executable, str(tmp_path / "moved")))
+    hook.chmod(0o755)
+    proc = commit(repo, "-m", "package moved")
+    assert proc.stderr == ""
+    assert "Resume-Unit: doc-002" in message(repo)
+
+
 def test_interpreter_path_with_quotes_survives_the_shell() -> None:
     odd = "/opt/it's here/bin/python"
     script = hooks.render_script("post-commit", odd).decode()
