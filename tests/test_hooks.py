@@ -624,3 +624,28 @@ def test_scanner_handles_hand_written_styles() -> None:
     assert hookentry.first_unit_in_progress(text) == "b-2"
     assert hookentry.unit_in_progress("units: [{id: x, status: in_progress}]\n") == "x"
     assert hookentry.unit_in_progress("goal: in_progress\n") is None
+
+
+def test_uninstall_restores_the_legacy_hook_even_when_ours_was_deleted(repo: Path) -> None:
+    original = b"#!/bin/sh\necho original\n"
+    hook = hooks_dir(repo) / "post-commit"
+    hook.write_bytes(original)
+    install(repo)
+    hook.unlink()
+    assert run_cli("hook", "uninstall", cwd=repo).code == 0
+    assert hook.read_bytes() == original
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("resume_kit.commands.snapshot") is None,
+    reason="the snapshot command is not in this tree yet",
+)
+def test_hook_run_post_commit_returns_at_once_and_snapshots_in_the_background(repo: Path) -> None:
+    # without .resume-kit/ it does nothing at all
+    assert run_cli("hook", "run", "post-commit", cwd=repo).code == 0
+    assert not (repo / ".resume-kit").exists()
+    write_progress(repo)
+    result = run_cli("hook", "run", "post-commit", cwd=repo)
+    assert (result.code, result.stdout, result.stderr) == (0, "", "")
+    snapshots = repo / ".resume-kit" / "snapshots"
+    assert wait_for(lambda: snapshots.is_dir() and any(snapshots.glob("*.json")))
