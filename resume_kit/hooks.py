@@ -95,6 +95,10 @@ fi
     unset GIT_DIR GIT_INDEX_FILE GIT_WORK_TREE GIT_PREFIX
     GIT_OPTIONAL_LOCKS=0
     export GIT_OPTIONAL_LOCKS
+    # low priority: a commit made right after this one must not wait for our snapshot
+    if command -v nice >/dev/null 2>&1; then
+        set -- nice -n 10 "$@"
+    fi
     if command -v setsid >/dev/null 2>&1; then
         exec setsid "$@" snapshot --quiet --trigger post-commit </dev/null >/dev/null 2>"$log"
     fi
