@@ -584,12 +584,15 @@ def to_data(progress: Progress) -> dict[str, Any]:
 
 
 def _same(old: Any, new: Any) -> bool:
-    return bool(_plain(old) == new and type(_plain(old)) is type(new)) or (
-        isinstance(new, float)
-        and isinstance(old, int | float)
-        and float(old) == new
-        and not isinstance(old, bool)
-    )
+    """Whether a parsed value already holds ``new`` (so the node, and its comments, stay)."""
+    old = _plain(old)
+    if isinstance(old, bool) or isinstance(new, bool):
+        return isinstance(old, bool) and isinstance(new, bool) and old == new
+    if isinstance(new, str):
+        return isinstance(old, str) and str(old) == new
+    if isinstance(new, int | float):
+        return isinstance(old, int | float) and old == new
+    return bool(old == new)
 
 
 def merge_into(raw: Any, data: Any) -> Any:
@@ -607,7 +610,7 @@ def merge_into(raw: Any, data: Any) -> Any:
                 fresh[key] = merge_into(None, value)
             return fresh
         for key in [k for k in raw if k not in data]:
-            del raw[key]
+            _delete_keeping_comments(raw, key)
         for key, value in data.items():
             if key in raw:
                 merged = merge_into(raw[key], value)
@@ -650,6 +653,73 @@ def merge_into(raw: Any, data: Any) -> Any:
     return _as_yaml_value(data)
 
 
+def _take_trailing_comment(node: Any) -> Any:
+    """Detach the comment that follows the last value inside ``node`` (None when there is none).
+
+    ruamel.yaml stores a comment line that precedes the next key or list item on the last
+    value before it, so deleting that value would delete a person's comment with it.
+    """
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+    if isinstance(node, CommentedMap) and node:
+        last = list(node.keys())[-1]
+        slot = node.ca.items.get(last)
+        if slot and len(slot) > 2 and slot[2] is not None:
+            token, slot[2] = slot[2], None
+            return token
+        return _take_trailing_comment(node[last])
+    if isinstance(node, CommentedSeq) and node:
+        slot = node.ca.items.get(len(node) - 1)
+        if slot and slot[0] is not None:
+            token, slot[0] = slot[0], None
+            return token
+        return _take_trailing_comment(node[-1])
+    return None
+
+
+def _attach_trailing_comment(node: Any, key: Any, token: Any) -> None:
+    """Put ``token`` after the value of ``node[key]`` (descending into nested blocks)."""
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+    value = node[key]
+    if isinstance(value, CommentedMap) and value:
+        _attach_trailing_comment(value, list(value.keys())[-1], token)
+    elif isinstance(value, CommentedSeq) and value:
+        if isinstance(value[-1], CommentedMap | CommentedSeq) and value[-1]:
+            inner = value[-1]
+            _attach_trailing_comment(
+                inner,
+                list(inner.keys())[-1] if isinstance(inner, CommentedMap) else len(inner) - 1,
+                token,
+            )
+        elif isinstance(node, CommentedSeq):
+            node.ca.items.setdefault(key, [None, None])[0] = token
+        else:
+            value.ca.items.setdefault(len(value) - 1, [None, None])[0] = token
+    elif isinstance(node, CommentedMap):
+        slot = node.ca.items.setdefault(key, [None, None, None, None])
+        if slot[2] is None:
+            slot[2] = token
+    else:
+        slot = node.ca.items.setdefault(key, [None, None])
+        if slot[0] is None:
+            slot[0] = token
+
+
+def _delete_keeping_comments(mapping: Any, key: Any) -> None:
+    keys = list(mapping.keys())
+    position = keys.index(key)
+    token = None
+    slot = mapping.ca.items.get(key)
+    if slot and len(slot) > 2 and slot[2] is not None:
+        token = slot[2]
+    else:
+        token = _take_trailing_comment(mapping[key])
+    del mapping[key]
+    if token is not None and position > 0:
+        _attach_trailing_comment(mapping, keys[position - 1], token)
+
+
 def _identity_key(items: list[Any]) -> str | None:
     for key in ("id", "key"):
         if items and all(isinstance(i, dict) and key in i for i in items):
@@ -674,17 +744,42 @@ def new_document(progress: Progress) -> Any:
 
 @dataclass
 class ProgressDoc:
-    """A loaded progress file: the typed model plus the round-trip document it came from."""
+    """A loaded progress file: the typed model, its text, and the data it was loaded as."""
 
     path: Path
     progress: Progress
-    raw: Any
     text: str
+    data: dict[str, Any] = field(default_factory=dict)  # to_data() of the model as loaded
+    _raw: Any = field(default=None, repr=False)
+
+    @property
+    def raw(self) -> Any:
+        """The ruamel.yaml round-trip document (parsed on first use: it is slow)."""
+        if self._raw is None:
+            self._raw, _ = migrate(parse_text(self.text, self.path.name), self.path.name)
+        return self._raw
 
     def render(self) -> str:
+        """The full round trip: merge the model into the parsed document and dump it."""
         merged = merge_into(self.raw, to_data(self.progress))
-        self.raw = merged
+        self._raw = merged
         return dump(merged, _detect_indent(self.text))
+
+    def render_fast(self) -> str:
+        """Like :meth:`render`, re-rendering only the changed units when that is safe."""
+        from resume_kit.yamlpatch import patch_units
+
+        new = to_data(self.progress)
+        old = self.data
+        if old and all(old.get(k) == new.get(k) for k in TOP_KEYS if k != "units"):
+            patched = patch_units(self.text, old.get("units", []), new["units"])
+            if patched is not None:
+                return patched
+        text = self.render()
+        validate(
+            parse_text(text, self.path.name), self.path.name
+        )  # never write what we cannot read
+        return text
 
 
 def read_text(path: Path) -> str:
@@ -719,28 +814,102 @@ def read_text(path: Path) -> str:
         ) from None
 
 
+# The parsed-model cache: reading a large progress file through a YAML parser costs far more
+# than the brief's budget, so the validated data is kept in .resume-kit/cache/, keyed by the
+# SHA-256 of the exact text (any edit, by anyone, misses the cache).
+_CACHE_FORMAT = 1
+
+
+def _digest(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _cache_file(layout: Layout) -> Path:
+    return layout.cache / "progress.json"
+
+
+def _read_cache(layout: Layout, digest: str) -> dict[str, Any] | None:
+    import json
+
+    try:
+        cached = json.loads(_cache_file(layout).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if (
+        isinstance(cached, dict)
+        and cached.get("format") == _CACHE_FORMAT
+        and cached.get("digest") == digest
+        and isinstance(cached.get("data"), dict)
+    ):
+        return cast(dict[str, Any], cached["data"])
+    return None
+
+
+def _write_cache(layout: Layout, digest: str, data: dict[str, Any]) -> None:
+    import json
+
+    payload = json.dumps(
+        {"format": _CACHE_FORMAT, "digest": digest, "data": data}, ensure_ascii=False
+    )
+    with contextlib.suppress(OSError):
+        atomic_write(_cache_file(layout), payload)
+
+
+def _parse_fast(text: str) -> Any:
+    """Plain data through libyaml's safe loader, or None when it cannot say (then ruamel does)."""
+    from resume_kit.yamlpatch import safe_load
+
+    try:
+        return safe_load(text)
+    except Exception:
+        return None
+
+
+def parse_and_validate(text: str, name: str = "progress.yaml") -> Progress:
+    """Validate ``text``: libyaml when it agrees the file is valid; ruamel for exact errors."""
+    fast = _parse_fast(text)
+    if fast is not None:
+        try:
+            return validate(fast, name)
+        except ProgressFileError:
+            pass
+    return validate(parse_text(text, name), name)
+
+
 def load(layout: Layout) -> ProgressDoc:
     path = layout.progress
     text = read_text(path)
     if "\x00" in text:
         raise ProgressFileError(f"{path.name}: the file holds binary data (NUL bytes)")
-    raw = parse_text(text, path.name)
-    progress = validate(raw, path.name)
-    return ProgressDoc(path=path, progress=progress, raw=raw, text=text)
+    digest = _digest(text)
+    cached = _read_cache(layout, digest)
+    model: Progress | None = None
+    if cached is not None:
+        with contextlib.suppress(ProgressFileError):
+            model = validate(cached, path.name)
+    if model is None:
+        model = parse_and_validate(text, path.name)
+        cached = to_data(model)
+        if layout.state_dir.is_dir():
+            _write_cache(layout, digest, cached)
+    return ProgressDoc(path=path, progress=model, text=text, data=cached or to_data(model))
 
 
 def save(layout: Layout, doc: ProgressDoc) -> bool:
-    """Write ``doc`` if it changed: previous version to history/, then an atomic replace.
+    """Write ``doc`` if its model changed: previous version to history/, then an atomic replace.
 
     The caller must hold the progress lock (see :func:`transaction`).
     """
-    text = doc.render()
-    validate(parse_text(text, doc.path.name), doc.path.name)  # never write what we cannot read
-    if text == doc.text:
+    new_data = to_data(doc.progress)
+    if new_data == doc.data:
         return False
+    text = doc.render_fast()
     keep_history(doc.path, layout.history)
     atomic_write(doc.path, text)
-    doc.text = text
+    doc.text, doc.data, doc._raw = text, new_data, None
+    _write_cache(layout, _digest(text), new_data)
     return True
 
 
