@@ -1,0 +1,199 @@
+"""`resume-kit demo`: the generated workspace, the folder rules, and the whole story run once
+through the real CLI."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from resume_kit import demo
+from resume_kit.commands.demo import prepare_folder
+from resume_kit.errors import ResumeKitError
+from tests.conftest import git, run_cli
+
+# --------------------------------------------------------------------------- generated content
+
+
+def test_contracts_are_deterministic_and_only_137_uses_another_label() -> None:
+    assert demo.contract_text(5) == demo.contract_text(5)
+    quirky = [n for n in range(1, demo.DOC_COUNT + 1) if "Party B:" not in demo.contract_text(n)]
+    assert quirky == [demo.QUIRK_DOC]
+    assert "\nCounterparty: " in demo.contract_text(demo.QUIRK_DOC)
+
+
+def _extract(root: Path, n: int) -> subprocess.CompletedProcess[str]:
+    name = demo.doc_name(n)
+    return subprocess.run(
+        [sys.executable, "extract.py", f"docs/{name}.txt"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def test_scripts_fail_on_137_with_a_logged_key_error_and_the_fix_works(tmp_path: Path) -> None:
+    demo.write_workspace_files(tmp_path)
+    ok = _extract(tmp_path, 136)
+    assert ok.returncode == 0, ok.stderr
+    check = subprocess.run(
+        [sys.executable, "check.py", "out/136.json"], cwd=tmp_path, capture_output=True, check=False
+    )
+    assert check.returncode == 0
+    record = json.loads((tmp_path / "out" / "136.json").read_text())
+    assert record["party_a"] and record["party_b"] and record["amount"] > 0
+
+    extract = tmp_path / "extract.py"
+    extract.write_text(demo.extract_half_edited(extract.read_text()))
+    failed = _extract(tmp_path, demo.QUIRK_DOC)
+    assert failed.returncode == 1
+    assert "KeyError: 'party_b'" in failed.stderr
+    log = (tmp_path / "logs" / "extract.log").read_text()
+    assert "docs/137.txt: extraction failed" in log and "KeyError: 'party_b'" in log
+
+    before = extract.read_text()
+    extract.write_text(demo.extract_fixed(before))
+    assert _extract(tmp_path, demo.QUIRK_DOC).returncode == 0
+    diff = demo.unified_diff(before, extract.read_text(), "extract.py")
+    assert '+LABEL_ALIASES = {"counterparty": "party_b"}' in diff
+
+
+def test_check_script_rejects_a_broken_record(tmp_path: Path) -> None:
+    demo.write_workspace_files(tmp_path)
+    bad = tmp_path / "bad.json"
+    bad.write_text(
+        json.dumps(
+            {
+                "party_a": "A",
+                "party_b": "B",
+                "effective_date": "2025-01-02",
+                "term_end": "2024-01-01",
+                "amount": 10.0,
+                "currency": "EUR",
+            }
+        )
+    )
+    result = subprocess.run(
+        [sys.executable, "check.py", "bad.json"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 1
+    assert "is not after effective_date" in result.stderr
+
+
+# --------------------------------------------------------------------------- the folder
+
+
+def test_folder_rules(tmp_path: Path) -> None:
+    fresh = tmp_path / "new" / "demo"
+    assert prepare_folder(fresh) == (fresh.resolve(), False)
+    assert prepare_folder(fresh) == (fresh.resolve(), False)  # empty: used as it is
+
+    earlier = tmp_path / "earlier"
+    (earlier / ".git").mkdir(parents=True)
+    (earlier / ".git" / demo.MARKER_NAME).write_text("x")
+    (earlier / "docs").mkdir()
+    (earlier / "docs" / "001.txt").write_text("x")
+    (earlier / "extract.py").write_text("x")
+    assert prepare_folder(earlier) == (earlier.resolve(), True)
+    assert list(earlier.iterdir()) == []
+
+    # Looks like a demo, but holds something of the user's: refused, untouched.
+    (earlier / ".git").mkdir()
+    (earlier / ".git" / demo.MARKER_NAME).write_text("x")
+    (earlier / "notes.txt").write_text("mine")
+    with pytest.raises(ResumeKitError) as refused:
+        prepare_folder(earlier)
+    assert refused.value.exit_code == 2
+    assert (earlier / "notes.txt").read_text() == "mine"
+
+    a_file = tmp_path / "file"
+    a_file.write_text("x")
+    with pytest.raises(ResumeKitError):
+        prepare_folder(a_file)
+
+
+def test_cli_refuses_a_non_empty_folder_that_is_not_a_demo(tmp_path: Path) -> None:
+    target = tmp_path / "project"
+    target.mkdir()
+    (target / "important.txt").write_text("keep me")
+    result = run_cli("demo", str(target), cwd=tmp_path)
+    assert result.code == 2
+    assert "not empty and is not an earlier demo" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert [p.name for p in target.iterdir()] == ["important.txt"]
+
+
+# --------------------------------------------------------------------------- the whole story
+
+
+def _step(out: str, title: str, occurrence: int = 1) -> str:
+    """The text of the ``occurrence``-th step titled ``title`` (plain output)."""
+    parts = re.split(r"^Step \d+ of \d+: ", out, flags=re.M)
+    matching = [p for p in parts if p.startswith(title)]
+    assert len(matching) >= occurrence, f"no step {title!r} #{occurrence} in:\n{out}"
+    return matching[occurrence - 1]
+
+
+def test_demo_tells_the_whole_story(tmp_path: Path) -> None:
+    root = tmp_path / "demo"
+    result = run_cli("demo", str(root), cwd=tmp_path, timeout=300)
+    out = result.stdout
+    assert result.code == 0, f"{out}\n{result.stderr}"
+    assert "╭" not in out and "\x1b[" not in out  # piped: plain text
+
+    # The workspace: 200 units, planned by the real CLI, 137 failed and then passed.
+    assert "resume-kit plan --each 'docs/*.txt'" in out
+    from resume_kit.paths import find_layout
+    from resume_kit.progress import load
+
+    progress = load(find_layout(root)).progress
+    assert len(progress.units) == 200
+    quirk = progress.require_unit("docs-137")
+    assert quirk.status == "done" and quirk.evidence is not None and quirk.evidence.dirty
+    assert quirk.verify is not None and sys.executable in quirk.verify
+
+    # The first brief: goal, 136/200, the next unit and its verify command, the error, the
+    # uncommitted files.
+    brief = _step(out, "resume-kit brief")
+    assert demo.GOAL in brief
+    assert "136/200" in brief
+    next_part = brief.split("## Next", 1)[1]
+    assert "docs-137" in next_part
+    assert quirk.verify in next_part
+    assert "KeyError: 'party_b'" in brief
+    assert "extract.py" in brief and "out/121.json" in brief and "out/136.json" in brief
+
+    failing = _step(out, "resume-kit verify-next", 1)
+    assert "$ resume-kit verify-next" in failing
+    assert "[exit 1" in failing and "KeyError: 'party_b'" in failing
+    assert '+LABEL_ALIASES = {"counterparty": "party_b"}' in _step(out, "the fix")
+    passing = _step(out, "resume-kit verify-next", 2)
+    assert "[exit 0" in passing and "passed: docs-137" in passing
+    assert f"commit:      {quirk.evidence.commit}" in passing
+
+    batch = " ".join(_step(out, "resume-kit run, killed, and resumed").split())  # prose wraps
+    assert "[exit 137" in batch and "Killed with SIGKILL" in batch
+    assert "none was run again" in batch
+    later = _step(out, "resume-kit brief", 2)
+    assert "136/200" not in later and re.search(r"\*\*1[4-9]\d/200 units done", later)
+    assert "what to try next" in out and f"cd {root.resolve()}" in out
+
+    # The repository a user is left with: a history, the fix uncommitted, new outputs.
+    log = git(root, "log", "--format=%s").stdout
+    assert "out: contracts 101-120 extracted and checked" in log
+    status = git(root, "status", "--porcelain").stdout
+    assert " M extract.py" in status and "?? out/121.json" in status
+
+    # Running it again on the same folder rebuilds the earlier demo; a user's file stops it.
+    (root / "mine.txt").write_text("x")
+    again = run_cli("demo", str(root), cwd=tmp_path)
+    assert again.code == 2 and (root / "mine.txt").exists()
