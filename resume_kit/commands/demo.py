@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -388,9 +389,18 @@ def _killed_run(story: Story) -> None:
     logs_killed = _run_logs(root)
     cut_short = [u for u in _started_since(logs_before, logs_killed) if u not in passed]
     story.show.note(
-        f"Killed with SIGKILL after {killed.seconds:.1f} s (exit {killed.code}). "
-        f"{len(passed)} units had passed and were checkpointed at once: {_id_list(passed)}."
-        + (f" {_id_list(cut_short)} was still running: not marked done." if cut_short else "")
+        (
+            f"Killed with SIGKILL after {killed.seconds:.1f} s (exit {killed.code}). "
+            if killed.code == 128 + signal.SIGKILL
+            else f"It ended by itself (exit {killed.code}) before it could be killed. "
+        )
+        + f"{len(passed)} units had passed and were checkpointed at once: {_id_list(passed)}."
+        + (
+            f" {_id_list(cut_short)} {'was' if len(cut_short) == 1 else 'were'} still "
+            "running: not marked done."
+            if cut_short
+            else ""
+        )
     )
     story.show.note("")
     story.cli("run", "--max-units", str(RUN_RESUME_UNITS))
@@ -523,12 +533,12 @@ def run(directory: Path | None) -> int:
         "try",
         "\n".join(
             [
-                f"cd {root}",
+                f"cd {shlex.quote(str(root))}",
                 "resume-kit status            # every unit, evidence age, warnings",
                 "resume-kit brief --format json",
                 "resume-kit run               # finish the batch (Ctrl-C stops it cleanly)",
                 "git diff extract.py          # the fix, still uncommitted",
-                f"resume-kit demo {root}   # rebuild it from scratch",
+                f"resume-kit demo {shlex.quote(str(root))}   # rebuild it from scratch",
             ]
         ),
         "sh",
