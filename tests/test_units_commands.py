@@ -222,3 +222,17 @@ def test_action_ledger(repo: Path, cli) -> None:  # type: ignore[no-untyped-def]
         ("mail-team", "unknown"),
     ]
     assert cli("action", "record", "k", "--description", "d", "--status", "maybe").code == 2
+
+
+def test_a_git_dir_leaked_from_a_hook_is_ignored(repo: Path, tmp_path: Path) -> None:
+    """git exports GIT_DIR to hooks; resume-kit must still act on the work tree it runs in."""
+    other = tmp_path / "other"
+    other.mkdir()
+    leak = {
+        "GIT_DIR": str(other / ".git"),
+        "GIT_INDEX_FILE": str(other / "index"),
+        "GIT_WORK_TREE": str(other),
+    }
+    assert run_cli("init", "--goal", "g", cwd=repo, env=leak).code == 0
+    assert (repo / ".resume-kit" / "progress.yaml").exists()
+    assert run_cli("add", "A", "--verify", "true", cwd=repo, env=leak).code == 0
