@@ -66,6 +66,37 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
+def group_alive(pgid: int) -> bool:
+    """True while a process of group ``pgid`` is still running.
+
+    Zombies do not count: an orphan that died waits for PID 1 to reap it, and in containers
+    without an init process that can take seconds. On Linux /proc tells zombies apart;
+    elsewhere any member counts.
+    """
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return True
+    for name in entries:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as handle:
+                fields = handle.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        # fields after the command name: state, ppid, pgrp, ...
+        if len(fields) > 2 and fields[2] == str(pgid).encode() and fields[0] not in (b"Z", b"X"):
+            return True
+    return False
+
+
 def _read_holder(lock_path: Path) -> dict[str, object] | None:
     try:
         raw = lock_path.read_text(encoding="utf-8")
@@ -123,7 +154,9 @@ class FileLock:
                     self.path.unlink()
                 return True
             return False
-        pid = holder.get("pid")
+        pid, pgid = holder.get("pid"), holder.get("pgid")
+        if isinstance(pgid, int) and group_alive(pgid):
+            return False  # the holder died, but the command it started is still running
         if (
             holder.get("host") == socket.gethostname()
             and isinstance(pid, int)
@@ -138,8 +171,14 @@ class FileLock:
         holder = _read_holder(self.path)
         if holder is None:
             return "an unknown process"
-        pid, host = holder.get("pid"), holder.get("host")
+        pid, host, pgid = holder.get("pid"), holder.get("host"), holder.get("pgid")
         local = host == socket.gethostname()
+        orphaned = isinstance(pgid, int) and group_alive(pgid)
+        if local and isinstance(pid, int) and not _pid_alive(pid) and orphaned:
+            return (
+                f"pid {pid} on {host} (not running, but the command it started, "
+                f"process group {pgid}, still is: stop it with `kill -- -{pgid}`)"
+            )
         state = (
             ("alive" if _pid_alive(pid) else "not running")
             if (local and isinstance(pid, int))
@@ -175,6 +214,15 @@ class FileLock:
                 )
             time.sleep(delay * (0.5 + random.random()))
             delay = min(delay * 2, 0.2)
+
+    def annotate(self, **fields: object) -> None:
+        """Add facts to the held lock's holder record (e.g. the process group it started)."""
+        if not self._held:
+            return
+        holder = _read_holder(self.path) or {}
+        holder.update(fields)
+        with contextlib.suppress(OSError):
+            self.path.write_text(json.dumps(holder), encoding="utf-8")
 
     def release(self) -> None:
         if self._held:

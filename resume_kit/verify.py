@@ -29,6 +29,7 @@ from pathlib import Path
 from types import FrameType
 from typing import IO, Any
 
+from resume_kit.errors import LockError
 from resume_kit.paths import Layout
 from resume_kit.progress import (
     Evidence,
@@ -39,6 +40,7 @@ from resume_kit.progress import (
     now_iso,
     transaction,
 )
+from resume_kit.store import FileLock, group_alive
 
 # How a run's outcome is written: progress.transaction by default; `resume-kit run` passes its
 # BatchStore.transaction (same contract, cheap for many checkpoints, thread-serialised).
@@ -161,37 +163,6 @@ class RunResult:
         return self.exit_code == 0 and not self.timed_out and not self.interrupted
 
 
-def _group_alive(pgid: int) -> bool:
-    """True while a process of group ``pgid`` is still running.
-
-    Zombies do not count: an orphan that died waits for PID 1 to reap it, and in containers
-    without an init process that can take seconds. On Linux /proc tells zombies apart;
-    elsewhere any member counts.
-    """
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return True
-    for name in entries:
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as handle:
-                fields = handle.read().rsplit(b")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        # fields after the command name: state, ppid, pgrp, ...
-        if len(fields) > 2 and fields[2] == str(pgid).encode() and fields[0] not in (b"Z", b"X"):
-            return True
-    return False
-
-
 def _signal_group(pgid: int, sig: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, sig)
@@ -201,7 +172,7 @@ def _wait_group_gone(proc: subprocess.Popen[bytes], pgid: int, seconds: float) -
     deadline = time.monotonic() + seconds
     while True:
         proc.poll()  # reap the shell so it does not linger as a zombie group member
-        if not _group_alive(pgid):
+        if not group_alive(pgid):
             return True
         if time.monotonic() >= deadline:
             return False
@@ -250,6 +221,7 @@ def run_command(
     on_tick: Callable[[float, str], None] | None = None,
     on_output: Callable[[bytes], None] | None = None,
     env: dict[str, str] | None = None,
+    on_start: Callable[[int], None] | None = None,
 ) -> RunResult:
     """Run ``command`` with ``/bin/sh -c`` in ``cwd`` and stream its output to ``log_path``.
 
@@ -271,6 +243,8 @@ def run_command(
             env=command_env() if env is None else env,
         )
         pgid = proc.pid  # start_new_session: the shell leads its own group
+        if on_start is not None:
+            on_start(pgid)
         assert proc.stdout is not None
         fd = proc.stdout.fileno()
         os.set_blocking(fd, False)
@@ -306,7 +280,7 @@ def run_command(
                     on_tick(time.monotonic() - started, sink.last_line)
         finally:
             selector.close()
-            if proc.poll() is None or _group_alive(pgid):
+            if proc.poll() is None or group_alive(pgid):
                 stop_group(proc, pgid)
             if not eof:
                 _read_available(fd, sink, on_output)
@@ -624,6 +598,26 @@ def record(
     return outcome
 
 
+@contextlib.contextmanager
+def claim_unit(layout: Layout, unit_id: str) -> Iterator[FileLock]:
+    """Hold ``.resume-kit/running/<id>.lock`` while a unit's command runs, so two processes
+    (two `run`s, or `run` and `verify-next`) never run the same unit at once. The lock also
+    records the command's process group: a resume-kit killed with SIGKILL leaves its command
+    running, and the unit stays claimed until that command is gone."""
+    lock = FileLock(layout.state_dir / "running" / unit_id, timeout=0)
+    try:
+        lock.acquire()
+    except LockError:
+        raise LockError(
+            f"unit '{unit_id}' is already being verified by {lock.describe_holder()}",
+            hint="wait for it to finish, then run the command again",
+        ) from None
+    try:
+        yield lock
+    finally:
+        lock.release()
+
+
 def verify_unit(
     layout: Layout,
     unit: Unit,
@@ -637,15 +631,17 @@ def verify_unit(
     command = unit.verify
     if command is None:
         raise ValueError(f"unit {unit.id} has no verify command")
-    log_path = new_log_path(layout, unit.id)
-    result = run_command(
-        command,
-        cwd=layout.root,
-        log_path=log_path,
-        timeout_s=timeout_s,
-        stop=stop,
-        on_tick=on_tick,
-    )
+    with claim_unit(layout, unit.id) as claim:
+        log_path = new_log_path(layout, unit.id)
+        result = run_command(
+            command,
+            cwd=layout.root,
+            log_path=log_path,
+            timeout_s=timeout_s,
+            stop=stop,
+            on_tick=on_tick,
+            on_start=lambda pgid: claim.annotate(pgid=pgid, unit=unit.id),
+        )
     log = layout.rel(log_path)
     prune_runs(layout.runs)
     if result.interrupted:
