@@ -323,6 +323,7 @@ class PathItem:
     status: str
     next_unit: bool  # matches the next unit's files or artifacts
     md: str
+    count: int = 1  # paths this line stands for (a folder's worth of them when grouped)
 
 
 @dataclass
@@ -502,6 +503,48 @@ def _path_items(snapshot: Mapping[str, Any], next_unit: Unit | None) -> tuple[li
     return items, max(total, len(items))
 
 
+GROUP_MIN_PATHS = 4  # this many changes of one kind in one folder are listed as one line
+
+
+def _folder_key(item: PathItem) -> tuple[str, str] | None:
+    if item.next_unit or "/" not in item.path:
+        return None
+    return item.kind, item.path.rsplit("/", 1)[0]
+
+
+def group_paths(items: list[PathItem]) -> list[PathItem]:
+    """Fold runs of same-kind changes in one folder into one line: `out/` (16 untracked: …)."""
+    buckets: dict[tuple[str, str], list[PathItem]] = {}
+    for item in items:
+        key = _folder_key(item)
+        if key is not None:
+            buckets.setdefault(key, []).append(item)
+    grouped: list[PathItem] = []
+    emitted: set[tuple[str, str]] = set()
+    for item in items:
+        key = _folder_key(item)
+        if key is None or len(buckets[key]) < GROUP_MIN_PATHS:
+            grouped.append(item)
+            continue
+        if key in emitted:
+            continue
+        emitted.add(key)
+        kind, folder = key
+        names = sorted(m.path for m in buckets[key])
+        grouped.append(
+            PathItem(
+                path=f"{folder}/",
+                kind=kind,
+                status=item.status,
+                next_unit=False,
+                md=f"{code(folder + '/')} ({len(names)} {kind} files: "
+                f"{code(names[0])} … {code(names[-1])})",
+                count=len(names),
+            )
+        )
+    return grouped
+
+
 def _facts(snapshot: Mapping[str, Any], paths_total: int) -> list[tuple[str, str]]:
     """(kind, markdown) pairs; kinds: branch, operation, changes, stash."""
     repo = _dict(snapshot.get("repo"))
@@ -570,7 +613,20 @@ def _facts(snapshot: Mapping[str, Any], paths_total: int) -> list[tuple[str, str
     return facts
 
 
-def _log_part(snapshot: Mapping[str, Any], now: dt.datetime) -> tuple[LogPart | None, int]:
+def latest_pass(progress: Progress) -> tuple[dt.datetime, str] | None:
+    """When the newest passing verification happened, and of which unit."""
+    best: tuple[dt.datetime, str] | None = None
+    for unit in progress.units:
+        if unit.status == "done" and unit.evidence is not None:
+            when = parse_time(unit.evidence.verified_at)
+            if when is not None and (best is None or when > best[0]):
+                best = (when, unit.id)
+    return best
+
+
+def _log_part(
+    snapshot: Mapping[str, Any], now: dt.datetime, passed: tuple[dt.datetime, str] | None = None
+) -> tuple[LogPart | None, int]:
     logs = [_dict(entry) for entry in _list(snapshot.get("logs"))]
     with_errors = [entry for entry in logs if _list(entry.get("error_lines"))]
     if not with_errors:
@@ -582,10 +638,15 @@ def _log_part(snapshot: Mapping[str, Any], now: dt.datetime) -> tuple[LogPart | 
     raw_lines = [str(x) for x in _list(newest.get("error_lines"))]
     path = str(newest.get("path") or "?")
     mtime = newest.get("mtime")
+    written = parse_time(mtime)
+    log_age = age(mtime, now)
+    if passed is not None and written is not None and written < passed[0]:
+        # The log has not changed since a later verification passed: its errors may be old.
+        log_age = f"{log_age or 'age unknown'}; last written before {code(passed[1])} passed, so possibly stale"
     part = LogPart(
         path=redacted(path),
         path_md=code(path),
-        age=age(mtime, now),
+        age=log_age,
         mtime=mtime if isinstance(mtime, str) else None,
         lines=block_lines(raw_lines),
         data_lines=[redacted(line) for line in raw_lines],
@@ -694,12 +755,16 @@ def _summary_part(summary: Any) -> SummaryPart | None:
 
 
 def _workspace_part(
-    snapshot: Mapping[str, Any], next_unit: Unit | None, summary: Any, now: dt.datetime
+    snapshot: Mapping[str, Any],
+    next_unit: Unit | None,
+    summary: Any,
+    now: dt.datetime,
+    passed: tuple[dt.datetime, str] | None = None,
 ) -> WorkspacePart:
     paths, paths_total = _path_items(snapshot, next_unit)
     tests_raw = _dict(snapshot.get("tests"))
     tests = [one_line(t, 200) for t in _list(tests_raw.get("pytest_last_failed"))]
-    log, other_logs = _log_part(snapshot, now)
+    log, other_logs = _log_part(snapshot, now, passed)
     transcript = _transcript_part(snapshot, now)
     summary_part = _summary_part(summary)
     repo = _dict(snapshot.get("repo"))
@@ -744,7 +809,7 @@ def _workspace_part(
     }
     return WorkspacePart(
         facts=_facts(snapshot, paths_total),
-        paths=paths,
+        paths=group_paths(paths),
         paths_total=paths_total,
         tests=tests,
         tests_source=one_line(tests_raw["source"], 80) if tests_raw.get("source") else None,
@@ -910,7 +975,7 @@ def build_brief(
         goal_md=blockquote(progress.goal or "(no goal written)"),
         notes_md=blockquote(progress.notes) if progress.notes and progress.notes.strip() else None,
         progress=_progress_part(progress, now),
-        workspace=_workspace_part(snapshot, next_unit, summary, now),
+        workspace=_workspace_part(snapshot, next_unit, summary, now, latest_pass(progress)),
         warnings=_warning_groups(findings),
         findings=list(findings),
         ledger=_ledger(progress, now),

@@ -173,9 +173,10 @@ def _view(brief: Brief, limits: Limits, hidden: dict[str, int]) -> dict[str, Any
 
     ws = brief.workspace
     note("workspace facts", sum(1 for kind, _ in ws.facts if kind not in limits.facts))
-    paths, more_paths = _take(ws.paths, limits.paths)
-    note("paths", more_paths)
-    unlisted = max(0, ws.paths_total - len(ws.paths))
+    paths, more_lines = _take(ws.paths, limits.paths)
+    note("paths", more_lines)
+    more_paths = sum(p.count for p in ws.paths[len(paths) :])
+    unlisted = max(0, ws.paths_total - sum(p.count for p in ws.paths))
     paths_more = None
     if more_paths or unlisted:
         paths_more = (
