@@ -1,0 +1,206 @@
+"""The hook path, `status`, `snapshot` and `brief` import no heavy module they do not need.
+
+Each command runs in a subprocess through a wrapper that calls the real entry point and then
+writes ``sys.modules`` to a file; the test checks the list of modules, never a time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from resume_kit.hooks import _BOOTSTRAP, package_parent
+
+from .conftest import git
+
+# Never needed by any of these paths: the summariser's SDK and its HTTP stack, typer's optional
+# Pydantic coercion, GitPython (git runs through subprocess), the round-trip YAML library
+# (only a progress file that libyaml rejects needs it), plain HTTP clients.
+NEVER = {"anthropic", "httpx", "httpcore", "pydantic", "pydantic_core", "git", "gitdb", "ruamel",
+         "requests", "urllib3"}  # fmt: skip
+RENDERING = {"jinja2", "tiktoken", "tiktoken_ext", "resume_kit.render", "resume_kit.summarize"}
+READING = {"yaml", "resume_kit.progress", "resume_kit.snapshot", "resume_kit.workspace.git"}
+
+CLI_WRAPPER = textwrap.dedent(
+    """
+    import json, sys
+    out = sys.argv.pop(1)
+    sys.argv[0] = "resume-kit"
+    from resume_kit.cli import main
+    try:
+        main()
+    except SystemExit:
+        pass
+    with open(out, "w") as handle:
+        json.dump(sorted(sys.modules), handle)
+    """
+)
+
+MODULE_WRAPPER = textwrap.dedent(
+    """
+    import json, runpy, sys
+    out = sys.argv.pop(1)
+    module = sys.argv.pop(1)
+    try:
+        runpy.run_module(module, run_name="__main__", alter_sys=True)
+    except SystemExit:
+        pass
+    with open(out, "w") as handle:
+        json.dump(sorted(sys.modules), handle)
+    """
+)
+
+# The hook script's own start: `python -S -c BOOTSTRAP <package dir> <hook> ARGS`, then a dump.
+HOOK_WRAPPER = _BOOTSTRAP.replace(
+    "sys.exit(main())",
+    "code = main()\nimport json\njson.dump(sorted(sys.modules), open(OUT, 'w'))\nsys.exit(code)",
+)
+
+SESSION_RECORD = {
+    "type": "assistant",
+    "uuid": "u1",
+    "sessionId": "s1",
+    "timestamp": "2026-11-29T08:00:00Z",
+    "message": {
+        "role": "assistant",
+        "content": [
+            {
+                "type": "tool_use",
+                "id": "t1",
+                "name": "TodoWrite",
+                "input": {"todos": [{"content": "Alpha", "status": "in_progress"}]},
+            }
+        ],
+        "usage": {"input_tokens": 10, "output_tokens": 5},
+    },
+}
+
+
+@pytest.fixture
+def workspace(repo: Path, cli) -> Path:  # type: ignore[no-untyped-def]
+    """A repository with a unit in progress, a log with errors and a Claude Code session."""
+    assert cli("init", "--goal", "Check the import lists").code == 0
+    assert cli("add", "Alpha", "--verify", "true", "--id", "alpha").code == 0
+    assert cli("add", "Beta", "--verify", "true", "--id", "beta").code == 0
+    assert cli("start", "alpha").code == 0
+    (repo / "build.log").write_text("compiling\nerror: something broke\n")
+    folder = Path(os.environ["CLAUDE_CONFIG_DIR"]) / "projects"
+    folder /= "".join(c if c.isalnum() else "-" for c in str(repo))
+    folder.mkdir(parents=True)
+    record = dict(SESSION_RECORD, cwd=str(repo))
+    (folder / "s1.jsonl").write_text(json.dumps(record) + "\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "progress")
+    (repo / "README.md").write_text("changed\n")
+    return repo
+
+
+def modules_after(argv: list[str], cwd: Path, out: Path, stdin: str | None = None) -> set[str]:
+    """Run ``argv`` (a wrapper that dumps ``sys.modules`` into ``out``); the modules."""
+    out.unlink(missing_ok=True)
+    proc = subprocess.run(
+        argv,
+        cwd=cwd,
+        input=stdin,
+        stdin=None if stdin is not None else subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.exists(), proc.stderr
+    return set(json.loads(out.read_text()))
+
+
+def cli_modules(workspace: Path, tmp_path: Path, *args: str, stdin: str | None = None) -> set[str]:
+    out = tmp_path / "modules.json"
+    return modules_after(
+        [sys.executable, "-c", CLI_WRAPPER, str(out), *args], workspace, out, stdin
+    )
+
+
+def heavy(found: set[str], forbidden: set[str]) -> list[str]:
+    """Modules in ``found`` that are, or live inside, one of ``forbidden``."""
+    return sorted(m for m in found if m in forbidden or m.split(".")[0] in forbidden)
+
+
+def third_party(found: set[str]) -> set[str]:
+    names = sys.stdlib_module_names
+    return {m for m in found if m.split(".")[0] not in names and m != "__main__"}
+
+
+def test_wrapper_sees_what_a_command_imports(workspace: Path, tmp_path: Path) -> None:
+    found = cli_modules(workspace, tmp_path, "status")
+    assert {"typer", "resume_kit.commands.status", "resume_kit.progress"} <= found
+
+
+@pytest.mark.parametrize("cache", ["cold", "warm"])
+def test_status(workspace: Path, tmp_path: Path, cache: str) -> None:
+    if cache == "cold":
+        (workspace / ".resume-kit" / "cache" / "progress.json").unlink(missing_ok=True)
+    found = cli_modules(workspace, tmp_path, "status")
+    assert heavy(found, NEVER | RENDERING) == []
+
+
+@pytest.mark.parametrize("args", [["snapshot"], ["snapshot", "--json"], ["snapshot", "--quiet"]])
+def test_snapshot(workspace: Path, tmp_path: Path, args: list[str]) -> None:
+    found = cli_modules(workspace, tmp_path, *args)
+    assert "resume_kit.snapshot" in found
+    assert heavy(found, NEVER | RENDERING | {"rich", "resume_kit.brief"}) == []
+
+
+def test_snapshot_pre_compact_hook(workspace: Path, tmp_path: Path) -> None:
+    payload = json.dumps({"cwd": str(workspace), "hook_event_name": "PreCompact"})
+    found = cli_modules(
+        workspace, tmp_path, "snapshot", "--quiet", "--trigger", "pre-compact", stdin=payload
+    )
+    assert heavy(found, NEVER | RENDERING | {"rich", "resume_kit.brief"}) == []
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "json", "claude-hook"])
+def test_brief_without_summarize(workspace: Path, tmp_path: Path, fmt: str) -> None:
+    stdin = (
+        json.dumps({"cwd": str(workspace), "source": "startup"}) if fmt == "claude-hook" else None
+    )
+    found = cli_modules(workspace, tmp_path, "brief", "--format", fmt, stdin=stdin)
+    assert "resume_kit.render" in found
+    assert heavy(found, NEVER | {"rich"}) == []
+
+
+def test_hook_run_post_commit_only_starts_the_snapshot(workspace: Path, tmp_path: Path) -> None:
+    found = cli_modules(workspace, tmp_path, "hook", "run", "post-commit")
+    assert heavy(found, NEVER | RENDERING | READING | {"rich"}) == []
+
+
+def _message(tmp_path: Path) -> Path:
+    message = tmp_path / "COMMIT_EDITMSG"
+    message.write_text("Add alpha\n")
+    return message
+
+
+def test_installed_hook_entry_imports_nothing_but_itself(workspace: Path, tmp_path: Path) -> None:
+    """What the installed prepare-commit-msg hook runs: ``python -S -c BOOTSTRAP``."""
+    message = _message(tmp_path)
+    out = tmp_path / "modules.json"
+    code = f"OUT = {str(out)!r}\n" + HOOK_WRAPPER
+    argv = [sys.executable, "-S", "-c", code, package_parent(), "prepare-commit-msg", str(message)]
+    found = modules_after(argv, workspace, out)
+    assert "Resume-Unit: alpha" in message.read_text()  # it did its full work
+    assert third_party(found) == {"resume_kit", "resume_kit.hookentry"}
+    assert {"subprocess", "typing", "site"}.isdisjoint(found)
+
+
+def test_python_m_hookentry(workspace: Path, tmp_path: Path) -> None:
+    message = _message(tmp_path)
+    out = tmp_path / "modules.json"
+    argv = [sys.executable, "-c", MODULE_WRAPPER, str(out), "resume_kit.hookentry"]
+    found = modules_after([*argv, "prepare-commit-msg", str(message)], workspace, out)
+    assert "Resume-Unit: alpha" in message.read_text()
+    # run as __main__ by runpy; setuptools' _distutils_hack comes with site, not with us
+    assert third_party(found) - {"_distutils_hack"} == {"resume_kit"}
+    assert "subprocess" not in found
