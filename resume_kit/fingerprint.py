@@ -12,16 +12,26 @@ import glob
 import hashlib
 import json
 import os
+import stat
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from resume_kit.hashcache import HashCache
 
 MISSING = "missing"
 _EXCLUDED_TOP = (".git", ".resume-kit")
 
 
-def file_digest(path: Path) -> str:
-    """sha256 of a file's bytes (of the link text for a symlink), streamed in 1 MiB blocks."""
+def file_digest(path: Path, cache: HashCache | None = None) -> str:
+    """sha256 of a file's bytes (of the link text for a symlink), streamed in 1 MiB blocks;
+    with ``cache``, a regular file whose stat data is unchanged is not read again."""
     digest = hashlib.sha256()
+    if cache is not None:
+        info = os.lstat(path)
+        if stat.S_ISREG(info.st_mode):
+            return cache.digest(str(path), info)
     if path.is_symlink():
         digest.update(b"symlink:" + os.fsencode(os.readlink(path)))
         return digest.hexdigest()
@@ -36,11 +46,43 @@ def _excluded(rel: str) -> bool:
     return top in _EXCLUDED_TOP
 
 
+def _posix(path: str) -> str:
+    """``Path(path).as_posix()``, without building a Path for an already normal relative path."""
+    if (
+        path
+        and path != "."
+        and not path.startswith(("/", "./"))
+        and not path.endswith(("/", "/."))
+        and "//" not in path
+        and "/./" not in path
+    ):
+        return path
+    return Path(path).as_posix()
+
+
+def _file_or_link(full: str) -> os.stat_result | None:
+    """``lstat`` of a regular file or a symlink (what ``is_file() or is_symlink()`` accepts)."""
+    try:
+        info = os.lstat(full)
+    except (OSError, ValueError):
+        return None
+    if stat.S_ISLNK(info.st_mode) or stat.S_ISREG(info.st_mode):
+        return info
+    return None  # a directory, fifo, device...: is_file() is false too
+
+
 def expand_globs(root: Path, patterns: Iterable[str]) -> list[str]:
     """Files (relative, forward slashes) under ``root`` matching any pattern; ``**`` recurses."""
     found: set[str] = set()
+    base = str(root)
     for pattern in patterns:
         if os.path.isabs(pattern) or pattern.startswith(".."):
+            continue
+        if pattern and not pattern.endswith(("/", os.sep)) and not glob.has_magic(pattern):
+            # a plain path (the common case): what iglob would yield, without its machinery
+            rel = _posix(pattern)
+            if not _excluded(rel) and _file_or_link(os.path.join(base, rel)) is not None:
+                found.add(rel)
             continue
         for match in glob.iglob(pattern, root_dir=root, recursive=True):
             rel = Path(match).as_posix()
@@ -52,19 +94,30 @@ def expand_globs(root: Path, patterns: Iterable[str]) -> list[str]:
     return sorted(found)
 
 
-def fingerprint(root: Path, files: Iterable[str], artifacts: Iterable[str]) -> str:
+def _digest_or_missing(full: str, cache: HashCache | None) -> str:
+    info = _file_or_link(full)
+    if info is None:
+        return MISSING
+    try:
+        if stat.S_ISLNK(info.st_mode):
+            link = os.fsencode(os.readlink(full))
+            return hashlib.sha256(b"symlink:" + link).hexdigest()
+        if cache is not None:
+            return cache.digest(full, info)
+        return file_digest(Path(full))
+    except OSError:
+        return MISSING
+
+
+def fingerprint(
+    root: Path, files: Iterable[str], artifacts: Iterable[str], cache: HashCache | None = None
+) -> str:
+    base = str(root)
     entries: dict[str, str] = {}
     for rel in expand_globs(root, files):
-        try:
-            entries[rel] = file_digest(root / rel)
-        except OSError:
-            entries[rel] = MISSING
+        entries[rel] = _digest_or_missing(os.path.join(base, rel), cache)
     for artifact in artifacts:
-        rel = Path(artifact).as_posix()
-        full = root / rel
-        try:
-            entries[rel] = file_digest(full) if (full.is_file() or full.is_symlink()) else MISSING
-        except OSError:
-            entries[rel] = MISSING
+        rel = _posix(artifact)
+        entries[rel] = _digest_or_missing(os.path.join(base, rel), cache)
     canonical = json.dumps(sorted(entries.items()), separators=(",", ":"), ensure_ascii=False)
     return "sha256:" + hashlib.sha256(canonical.encode("utf-8", "surrogateescape")).hexdigest()

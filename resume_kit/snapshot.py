@@ -20,12 +20,15 @@ import secrets
 import time
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from resume_kit.config import Config
 from resume_kit.paths import GITIGNORE_BODY, Layout
 from resume_kit.progress import Progress
 from resume_kit.store import atomic_write, prune
+
+if TYPE_CHECKING:
+    from resume_kit.hashcache import HashCache
 
 SCHEMA_VERSION = 1
 MAX_ARTIFACTS = 2000  # declared artifacts listed in a snapshot; the rest counted in a note
@@ -225,7 +228,11 @@ def evidence_ancestry(
 
 
 def units_summary(
-    layout: Layout, progress: Progress, head: str | None, notes: list[str]
+    layout: Layout,
+    progress: Progress,
+    head: str | None,
+    notes: list[str],
+    hashes: HashCache | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Per unit: status; for done units also the current fingerprint (None without evidence),
     missing artifacts and ``evidence_in_history``. Reconcile compares these with the claims."""
@@ -245,7 +252,7 @@ def units_summary(
                 key = (tuple(unit.files), tuple(unit.artifacts))
                 if key not in memo:
                     try:
-                        memo[key] = fingerprint(root, unit.files, unit.artifacts)
+                        memo[key] = fingerprint(root, unit.files, unit.artifacts, hashes)
                     except Exception as exc:
                         notes.append(_note_for(f"fingerprint of {unit.id}", exc))
                         memo[key] = ""
@@ -291,6 +298,10 @@ def take_snapshot(
             progress_state = {"valid": False, "error": error}
             notes.append(f"progress.yaml is not usable: {error}")
     root = layout.root
+    from resume_kit.hashcache import HashCache
+
+    # file hashes by stat data: done units' files and artifacts rarely change between snapshots
+    hashes = HashCache(layout.cache / "hashes.json" if layout.state_dir.is_dir() else None)
 
     def read_git() -> dict[str, Any]:
         from resume_kit.workspace.git import read_git_facts
@@ -328,7 +339,7 @@ def take_snapshot(
             return []
         from resume_kit.workspace.artifacts import read_artifacts as reader
 
-        return list(reader(root, artifact_paths))
+        return list(reader(root, artifact_paths, hashes))
 
     def read_transcript() -> dict[str, Any] | None:
         if not config.transcripts and transcript_path is None:
@@ -351,8 +362,9 @@ def take_snapshot(
             notes,
             "unit fingerprints",
             {},
-            lambda: units_summary(layout, progress, repo.get("head"), notes),
+            lambda: units_summary(layout, progress, repo.get("head"), notes, hashes),
         )
+    hashes.save()
     snapshot: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "id": new_snapshot_id(now_ns),

@@ -18,7 +18,10 @@ import hashlib
 import stat
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
+
+if TYPE_CHECKING:
+    from resume_kit.hashcache import HashCache
 
 FULL_HASH_LIMIT = 64 * 1024 * 1024
 SAMPLE_BYTES = 1024 * 1024
@@ -45,7 +48,7 @@ def content_hash(path: Path, size: int) -> str:
     return SAMPLED_PREFIX + digest.hexdigest()
 
 
-def read_artifact(root: Path, rel: str) -> dict[str, Any]:
+def read_artifact(root: Path, rel: str, cache: HashCache | None = None) -> dict[str, Any]:
     full = root / rel
     entry: dict[str, Any] = {"path": rel, "exists": False, "size": None, "sha256": None}
     try:
@@ -57,16 +60,21 @@ def read_artifact(root: Path, rel: str) -> dict[str, Any]:
         return entry
     entry["size"] = info.st_size
     with contextlib.suppress(OSError):  # unreadable: exists, size known, no hash
-        entry["sha256"] = content_hash(full, info.st_size)
+        if cache is not None and info.st_size <= FULL_HASH_LIMIT:
+            entry["sha256"] = cache.digest(str(full), info)
+        else:
+            entry["sha256"] = content_hash(full, info.st_size)
     return entry
 
 
-def read_artifacts(root: Path, paths: Iterable[str]) -> list[dict[str, Any]]:
+def read_artifacts(
+    root: Path, paths: Iterable[str], cache: HashCache | None = None
+) -> list[dict[str, Any]]:
     """``[{"path", "exists", "size", "sha256"}]`` for each path (relative to ``root``), once each,
-    in the order given."""
+    in the order given; ``cache`` remembers the hashes of files that did not change."""
     seen: dict[str, None] = {}
     for raw in paths:
         rel = Path(raw).as_posix() if raw else raw
         if rel and rel not in seen:
             seen[rel] = None
-    return [read_artifact(root, rel) for rel in seen]
+    return [read_artifact(root, rel, cache) for rel in seen]
