@@ -12,6 +12,7 @@ This module sits on the post-commit hook path: stdlib and gitcmd only, readers i
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -180,13 +181,14 @@ def declared_artifacts(
 
 
 def evidence_ancestry(
-    root: Path, head: str | None, commits: Iterable[str]
+    root: Path, head: str | None, commits: Iterable[str], known: Iterable[str] = ()
 ) -> tuple[dict[str, bool | None], list[str]]:
     """For each evidence commit: is it an ancestor of ``head``? (True/False, None when unknown).
 
     A few distinct commits cost one ``merge-base --is-ancestor`` each; many cost one bounded
-    ``rev-list`` plus a few probes. Commits that are not hex never reach git (they cannot be
-    in the history, and a string from progress.yaml must never become a git option).
+    ``rev-list`` plus a few probes; ``known`` ancestors of ``head`` (an earlier answer) cost
+    nothing. Commits that are not hex never reach git (they cannot be in the history, and a
+    string from progress.yaml must never become a git option).
     """
     from resume_kit.gitcmd import run_git, run_git_bytes
 
@@ -194,9 +196,12 @@ def evidence_ancestry(
     distinct = sorted({c.strip().lower() for c in commits if c and c.strip()})
     result: dict[str, bool | None] = {}
     probe: list[str] = []
+    ancestors = set(known)
     for commit in distinct:
         if head is None or not _HEX.fullmatch(commit):
             result[commit] = False
+        elif commit in ancestors:
+            result[commit] = True
         else:
             probe.append(commit)
     if len(probe) > MAX_ANCESTRY_PROBES and head is not None:
@@ -225,6 +230,39 @@ def evidence_ancestry(
             f"history check skipped for {len(unknown)} evidence commits (too many to check quickly)"
         )
     return result, notes
+
+
+def _known_ancestors_file(layout: Layout) -> Path | None:
+    return layout.cache / "ancestry.json" if layout.state_dir.is_dir() else None
+
+
+def load_known_ancestors(file: Path | None, head: str | None) -> list[str]:
+    """Commits an earlier snapshot found to be ancestors of ``head`` (none for another head)."""
+    if file is None or head is None:
+        return []
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    if not isinstance(data, dict) or data.get("head") != head:
+        return []
+    found = data.get("ancestors")
+    return [c for c in found if isinstance(c, str)] if isinstance(found, list) else []
+
+
+def save_known_ancestors(
+    file: Path | None, head: str | None, ancestry: Mapping[str, bool | None], known: list[str]
+) -> None:
+    """Remember the full commit ids found to be ancestors of ``head``: that never changes. A
+    "no" is not remembered (a shallow clone or a later fetch can turn it into a "yes")."""
+    if file is None or head is None:
+        return
+    found = sorted(
+        c for c, is_ancestor in ancestry.items() if is_ancestor and len(c) in _FULL_SHA_LENGTHS
+    )
+    if found and found != sorted(known):
+        with contextlib.suppress(OSError):
+            atomic_write(file, json.dumps({"head": head, "ancestors": found}))
 
 
 def units_summary(
@@ -267,13 +305,16 @@ def units_summary(
     }
     if evidence_commits:
         unchecked: tuple[dict[str, bool | None], list[str]] = ({}, [])
+        known_file = _known_ancestors_file(layout)
+        known = load_known_ancestors(known_file, head)
         checked = _guarded(
             notes,
             "evidence history check",
             unchecked,
-            lambda: evidence_ancestry(root, head, evidence_commits.values()),
+            lambda: evidence_ancestry(root, head, evidence_commits.values(), known),
         )
         ancestry, ancestry_notes = checked
+        save_known_ancestors(known_file, head, ancestry, known)
         notes.extend(ancestry_notes)
         for unit_id, commit in evidence_commits.items():
             summary[unit_id]["evidence_in_history"] = ancestry.get(commit.strip().lower())

@@ -1,0 +1,59 @@
+"""The snapshot's remembered answers: evidence commits known to be ancestors of HEAD."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from resume_kit.snapshot import evidence_ancestry, load_known_ancestors, save_known_ancestors
+
+from .conftest import git
+
+A = "a" * 40
+B = "b" * 40
+
+
+def test_known_ancestors_need_no_git(tmp_path: Path) -> None:
+    # tmp_path is not a repository: any git call would fail and answer "not an ancestor"
+    result, notes = evidence_ancestry(tmp_path, "c" * 40, [A, A.upper()], known=[A])
+    assert result == {A: True} and notes == []
+
+
+def test_real_answers_with_and_without_known(repo: Path, tmp_path: Path) -> None:
+    first = git(repo, "rev-parse", "HEAD").stdout.strip()
+    (repo / "x.txt").write_text("x\n")
+    git(repo, "add", "x.txt")
+    git(repo, "commit", "-q", "-m", "x")
+    head = git(repo, "rev-parse", "HEAD").stdout.strip()
+    git(repo, "checkout", "-q", "-b", "side", first)
+    (repo / "y.txt").write_text("y\n")
+    git(repo, "add", "y.txt")
+    git(repo, "commit", "-q", "-m", "y")
+    side = git(repo, "rev-parse", "HEAD").stdout.strip()
+    plain, _ = evidence_ancestry(repo, head, [first, side, B])
+    assert plain == {first: True, side: False, B: False}
+
+    store = tmp_path / "ancestry.json"
+    save_known_ancestors(store, head, plain, [])
+    known = load_known_ancestors(store, head)
+    assert known == [first]  # a "no" is never remembered
+    assert evidence_ancestry(repo, head, [first, side, B], known)[0] == plain
+    assert load_known_ancestors(store, side) == []  # another HEAD: nothing known
+
+
+def test_damaged_or_foreign_store_is_ignored(tmp_path: Path) -> None:
+    store = tmp_path / "ancestry.json"
+    for text in ("", "[]", "not json", json.dumps({"head": A, "ancestors": "x"})):
+        store.write_text(text)
+        assert load_known_ancestors(store, A) == []
+    store.write_text(json.dumps({"head": A, "ancestors": [B, 3]}))
+    assert load_known_ancestors(store, A) == [B]
+    assert load_known_ancestors(None, A) == [] and load_known_ancestors(store, None) == []
+
+
+def test_abbreviated_ids_are_not_remembered(tmp_path: Path) -> None:
+    store = tmp_path / "ancestry.json"
+    save_known_ancestors(store, A, {"abc1234": True, B: None}, [])
+    assert not store.exists()
+    save_known_ancestors(store, A, {B: True}, [B])  # nothing new: not rewritten
+    assert not store.exists()
