@@ -28,12 +28,46 @@ def _yaml_rt(indent: tuple[int, int]) -> Any:
     return yaml
 
 
+_STRICT_LOADER: Any = None
+
+
+def _strict_loader() -> Any:
+    """PyYAML's safe loader (libyaml's C version when it is there) that, like the round-trip
+    parser, refuses a mapping with the same key twice instead of keeping the last one."""
+    global _STRICT_LOADER
+    if _STRICT_LOADER is None:
+        import yaml
+
+        base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+        class StrictSafeLoader(base):  # type: ignore[misc,valid-type]
+            def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+                seen: set[tuple[str, str]] = set()
+                for key_node, _ in node.value:
+                    if (
+                        isinstance(key_node, yaml.ScalarNode)
+                        and key_node.tag != "tag:yaml.org,2002:merge"
+                    ):
+                        key = (key_node.tag, key_node.value)
+                        if key in seen:
+                            raise yaml.constructor.ConstructorError(
+                                "while constructing a mapping",
+                                node.start_mark,
+                                f"found duplicate key {key_node.value!r}",
+                                key_node.start_mark,
+                            )
+                        seen.add(key)
+                return super().construct_mapping(node, deep=deep)
+
+        _STRICT_LOADER = StrictSafeLoader
+    return _STRICT_LOADER
+
+
 def safe_load(text: str) -> Any:
-    """Plain data through PyYAML's safe loader (libyaml's C version when it is there)."""
+    """Plain data through PyYAML's safe loader; a duplicate key is an error."""
     import yaml
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    return yaml.load(text, Loader=loader)
+    return yaml.load(text, Loader=_strict_loader())
 
 
 def normalise(value: Any) -> Any:
