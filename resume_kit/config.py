@@ -35,11 +35,27 @@ def _globs(value: Any, key: str) -> tuple[str, ...]:
     raise ConfigError(f"config.yaml: {key} must be a list of globs", hint="e.g. logs: ['*.log']")
 
 
+def _shown(value: Any) -> str:
+    """A value for a message: scalars as written (capped), containers by kind only (a YAML
+    alias bomb is a few lines of text but billions of items once printed)."""
+    if isinstance(value, str | int | float | bool) or value is None:
+        text = repr(value)
+        return text if len(text) <= 60 else text[:59] + "…"
+    return f"a {type(value).__name__}"
+
+
+def _name(key: Any) -> str:
+    """A key as written (capped); anything else as :func:`_shown` describes it."""
+    if isinstance(key, str):
+        return key if len(key) <= 60 else key[:59] + "…"
+    return _shown(key)
+
+
 def _positive(value: Any, key: str, kind: type) -> Any:
     if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-        raise ConfigError(f"config.yaml: {key} must be a positive number, not {value!r}")
+        raise ConfigError(f"config.yaml: {key} must be a positive number, not {_shown(value)}")
     if kind is int and not isinstance(value, int):
-        raise ConfigError(f"config.yaml: {key} must be a whole number, not {value!r}")
+        raise ConfigError(f"config.yaml: {key} must be a whole number, not {_shown(value)}")
     return kind(value)
 
 
@@ -62,7 +78,8 @@ def parse(raw: Any) -> Config:
             for sub, subval in value.items():
                 if sub != "max_tokens":
                     raise ConfigError(
-                        f"config.yaml: unknown key 'brief.{sub}'", hint="known: brief.max_tokens"
+                        f"config.yaml: unknown key 'brief.{_name(sub)}'",
+                        hint="known: brief.max_tokens",
                     )
                 values["brief_max_tokens"] = _positive(subval, "brief.max_tokens", int)
         elif key == "verify":
@@ -73,7 +90,8 @@ def parse(raw: Any) -> Config:
             for sub, subval in value.items():
                 if sub != "timeout_s":
                     raise ConfigError(
-                        f"config.yaml: unknown key 'verify.{sub}'", hint="known: verify.timeout_s"
+                        f"config.yaml: unknown key 'verify.{_name(sub)}'",
+                        hint="known: verify.timeout_s",
                     )
                 values["verify_timeout_s"] = _positive(subval, "verify.timeout_s", float)
         elif key == "transcripts":
@@ -81,7 +99,7 @@ def parse(raw: Any) -> Config:
             for kind in kinds:
                 if kind not in TRANSCRIPT_KINDS:
                     raise ConfigError(
-                        f"config.yaml: unknown transcript kind '{kind}'",
+                        f"config.yaml: unknown transcript kind '{_name(kind)}'",
                         hint=f"known: {', '.join(TRANSCRIPT_KINDS)}",
                     )
             values["transcripts"] = kinds
@@ -89,7 +107,7 @@ def parse(raw: Any) -> Config:
             mode = "off" if value is False else value
             if mode not in SUMMARIZE_MODES:
                 raise ConfigError(
-                    f"config.yaml: summarize must be one of {', '.join(SUMMARIZE_MODES)}, not {value!r}"
+                    f"config.yaml: summarize must be one of {', '.join(SUMMARIZE_MODES)}, not {_shown(value)}"
                 )
             values["summarize"] = mode
         elif key == "summarize_model":
@@ -98,21 +116,41 @@ def parse(raw: Any) -> Config:
             values["summarize_model"] = value
         else:
             raise ConfigError(
-                f"config.yaml: unknown key '{key}'",
+                f"config.yaml: unknown key '{_name(key)}'",
                 hint="known keys: logs, artifacts, keep_snapshots, brief.max_tokens, "
                 "verify.timeout_s, transcripts, summarize, summarize_model",
             )
     return Config(**values)
 
 
+MAX_CONFIG_BYTES = 1024 * 1024  # a settings file is a few lines; never parse megabytes of it
+
+
 def load(layout: Layout) -> Config:
+    from resume_kit.store import FileTooLarge, NotARegularFile, read_regular
+
     path = layout.config
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_regular(path, MAX_CONFIG_BYTES).decode("utf-8")
     except FileNotFoundError:
         return Config()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read {path}: {exc}", hint="fix or remove config.yaml") from None
+    except FileTooLarge as exc:
+        raise ConfigError(
+            f"config.yaml is {exc.size} bytes, larger than the {MAX_CONFIG_BYTES // 1024} KiB "
+            "a settings file may be",
+            hint="fix or remove config.yaml",
+        ) from None
+    except NotARegularFile as exc:
+        raise ConfigError(
+            f"config.yaml is not a regular file ({exc.kind}): {path}",
+            hint="fix or remove config.yaml",
+        ) from None
+    except UnicodeDecodeError:
+        raise ConfigError("config.yaml: not UTF-8 text", hint="save config.yaml as UTF-8") from None
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot read config.yaml: {exc.strerror or exc}", hint="fix or remove config.yaml"
+        ) from None
     import yaml  # config is never rewritten by the tool, so the safe loader is enough
 
     try:

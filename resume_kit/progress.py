@@ -209,6 +209,24 @@ def _type_name(value: Any) -> str:
     return type(value).__name__
 
 
+def _shown(value: Any) -> str:
+    """A value for a message: short scalars as they are, containers by kind only (a YAML alias
+    bomb is a few lines of text but billions of items once printed)."""
+    if isinstance(value, str | int | float | bool) or value is None:
+        text = str(value)
+        return text if len(text) <= 60 else text[:59] + "…"
+    return _type_name(value)
+
+
+def _scalar(value: Any, what: str, line: int | None, problems: _Problems) -> str:
+    """A string field's value as text; a mapping or list is a problem, never ``str()``-ed."""
+    value = _plain(value)
+    if isinstance(value, dict | list | tuple | set):
+        problems.add(line, f"{what} must be a string, not {_type_name(value)}")
+        return ""
+    return str(value)
+
+
 def _str_list(value: Any, what: str, line: int | None, problems: _Problems) -> list[str]:
     if value is None:
         return []
@@ -228,15 +246,19 @@ def _evidence(raw: Any, label: str, line: int | None, problems: _Problems) -> Ev
         return None
     for key in raw:
         if key not in EVIDENCE_KEYS:
-            problems.add(_line_of(raw, key), f"{label}: unknown key '{key}' in evidence")
+            problems.add(_line_of(raw, key), f"{label}: unknown key '{_shown(key)}' in evidence")
+
+    def text(key: str) -> str:
+        return _scalar(raw.get(key, ""), f"{label}: evidence {key}", _line_of(raw, key), problems)
+
     try:
         return Evidence(
-            verified_at=str(_plain(raw.get("verified_at", ""))),
-            commit=None if raw.get("commit") is None else str(raw.get("commit")),
+            verified_at=text("verified_at"),
+            commit=None if raw.get("commit") is None else text("commit"),
             dirty=bool(raw.get("dirty", False)),
-            fingerprint=str(raw.get("fingerprint", "")),
+            fingerprint=text("fingerprint"),
             duration_s=float(raw.get("duration_s", 0.0) or 0.0),
-            log=None if raw.get("log") is None else str(raw.get("log")),
+            log=None if raw.get("log") is None else text("log"),
         )
     except (TypeError, ValueError):
         problems.add(line, f"{label}: evidence has a value of the wrong type")
@@ -251,14 +273,22 @@ def _failure(raw: Any, label: str, line: int | None, problems: _Problems) -> Las
         return None
     for key in raw:
         if key not in FAILURE_KEYS:
-            problems.add(_line_of(raw, key), f"{label}: unknown key '{key}' in last_failure")
+            problems.add(
+                _line_of(raw, key), f"{label}: unknown key '{_shown(key)}' in last_failure"
+            )
+
+    def text(key: str) -> str:
+        return _scalar(
+            raw.get(key, "") or "", f"{label}: last_failure {key}", _line_of(raw, key), problems
+        )
+
     try:
         return LastFailure(
-            at=str(_plain(raw.get("at", ""))),
+            at=text("at"),
             exit_code=int(raw.get("exit_code", 1)),
-            signature=str(raw.get("signature", "")),
+            signature=text("signature"),
             repeats=int(raw.get("repeats", 1)),
-            excerpt=str(raw.get("excerpt", "") or ""),
+            excerpt=text("excerpt"),
         )
     except (TypeError, ValueError):
         problems.add(line, f"{label}: last_failure has a value of the wrong type")
@@ -271,12 +301,12 @@ def _unit(raw: Any, index: int, problems: _Problems) -> Unit | None:
         problems.add(line, f"units[{index}] must be a mapping with at least an id")
         return None
     uid = raw.get("id")
-    label = f"unit '{uid}'" if uid is not None else f"units[{index}]"
+    label = f"unit '{_shown(uid)}'" if isinstance(uid, str | int) else f"units[{index}]"
     for key in raw:
         if key not in UNIT_KEYS:
             problems.add(
                 _line_of(raw, key),
-                f"{label}: unknown key '{key}' (allowed: {', '.join(UNIT_KEYS)})",
+                f"{label}: unknown key '{_shown(key)}' (allowed: {', '.join(UNIT_KEYS)})",
             )
     if not isinstance(uid, str) or not ID_PATTERN.match(uid):
         problems.add(_line_of(raw, "id") or line, f"{label}: id must match {ID_PATTERN_TEXT}")
@@ -284,21 +314,27 @@ def _unit(raw: Any, index: int, problems: _Problems) -> Unit | None:
     title = raw.get("title", uid)
     if not isinstance(title, str):
         problems.add(_line_of(raw, "title"), f"{label}: title must be a string")
-        title = str(title)
+        title = uid
     status = raw.get("status", "todo")
-    if status not in STATUSES:
+    if not isinstance(status, str) or status not in STATUSES:
         problems.add(
             _line_of(raw, "status"),
-            f"{label}: status must be one of {', '.join(STATUSES)}, not '{status}'",
+            f"{label}: status must be one of {', '.join(STATUSES)}, not '{_shown(status)}'",
         )
         status = "todo"
     verify = raw.get("verify")
     if verify is not None and not isinstance(verify, str):
-        problems.add(
-            _line_of(raw, "verify"),
-            f"{label}: verify is {_type_name(verify)} ({verify!r}), not a command; quote it: "
-            f"verify: '{str(verify).lower() if isinstance(verify, bool) else verify}'",
-        )
+        if isinstance(verify, bool | int | float):
+            problems.add(
+                _line_of(raw, "verify"),
+                f"{label}: verify is {_type_name(verify)} ({verify!r}), not a command; quote it: "
+                f"verify: '{str(verify).lower() if isinstance(verify, bool) else verify}'",
+            )
+        else:
+            problems.add(
+                _line_of(raw, "verify"),
+                f"{label}: verify is {_type_name(verify)}, not a command (a quoted string)",
+            )
         verify = None
     if isinstance(verify, str) and not verify.strip():
         problems.add(_line_of(raw, "verify"), f"{label}: verify is an empty command")
@@ -328,20 +364,26 @@ def _action(raw: Any, index: int, problems: _Problems) -> Action | None:
         return None
     for key in raw:
         if key not in ACTION_KEYS:
-            problems.add(_line_of(raw, key), f"action '{raw['key']}': unknown key '{key}'")
+            problems.add(_line_of(raw, key), f"action '{raw['key']}': unknown key '{_shown(key)}'")
     status = raw.get("status", "success")
-    if status not in ACTION_STATUSES:
+    if not isinstance(status, str) or status not in ACTION_STATUSES:
         problems.add(
             _line_of(raw, "status"),
             f"action '{raw['key']}': status must be one of {', '.join(ACTION_STATUSES)}",
         )
         status = "unknown"
     at = raw.get("at")
+    label = f"action '{raw['key']}'"
     return Action(
         key=raw["key"],
-        description=str(raw.get("description", "") or ""),
-        status=status,
-        at=None if at is None else str(_plain(at)),
+        description=_scalar(
+            raw.get("description", "") or "",
+            f"{label}: description",
+            _line_of(raw, "description"),
+            problems,
+        ),
+        status=cast(Literal["success", "unknown", "failed"], status),
+        at=None if at is None else _scalar(at, f"{label}: at", _line_of(raw, "at"), problems),
     )
 
 
@@ -441,7 +483,7 @@ def validate(raw: Any, name: str = "progress.yaml") -> Progress:
     for key in raw:
         if key not in TOP_KEYS:
             problems.add(
-                _line_of(raw, key), f"unknown key '{key}' (allowed: {', '.join(TOP_KEYS)})"
+                _line_of(raw, key), f"unknown key '{_shown(key)}' (allowed: {', '.join(TOP_KEYS)})"
             )
     goal = raw.get("goal")
     if not isinstance(goal, str):
@@ -470,7 +512,7 @@ def validate(raw: Any, name: str = "progress.yaml") -> Progress:
     notes = raw.get("notes")
     if notes is not None and not isinstance(notes, str):
         problems.add(_line_of(raw, "notes"), "notes must be a string")
-        notes = str(notes)
+        notes = None
     _check_graph(units, problems)
     if problems.items:
         more = len(problems.items) - 1
@@ -783,26 +825,43 @@ class ProgressDoc:
 
 
 def read_text(path: Path) -> str:
+    import errno
+
+    from resume_kit.store import FileTooLarge, NotARegularFile, read_regular
+
     try:
-        size = path.stat().st_size
+        data = read_regular(path, MAX_FILE_BYTES)
     except FileNotFoundError:
         raise ProgressFileError(
             f"no progress file at {path}",
             hint='run `resume-kit init --goal "..."` first',
         ) from None
-    if size > MAX_FILE_BYTES:
+    except FileTooLarge as exc:
         raise ProgressFileError(
-            f"{path.name} is {size // (1024 * 1024)} MiB, larger than the "
+            f"{path.name} is {exc.size // (1024 * 1024)} MiB, larger than the "
             f"{MAX_FILE_BYTES // (1024 * 1024)} MiB a progress file may be",
             hint="keep progress.yaml small: long logs belong in .resume-kit/runs/",
-        )
-    try:
-        data = path.read_bytes()
-    except IsADirectoryError:
-        raise ProgressFileError(f"{path} is a directory, not a file") from None
+        ) from None
+    except NotARegularFile as exc:
+        if exc.kind == "a directory":
+            raise ProgressFileError(f"{path} is a directory, not a file") from None
+        raise ProgressFileError(
+            f"{path} is not a regular file ({exc.kind})",
+            hint="progress.yaml must be a plain text file; move this one away",
+        ) from None
     except PermissionError:
         raise ProgressFileError(
             f"cannot read {path}: permission denied", hint="check the file's permissions"
+        ) from None
+    except OSError as exc:
+        if exc.errno == errno.ENOTDIR:
+            raise ProgressFileError(
+                f"{path.parent} is not a folder, so there is no progress file in it",
+                hint=f"move {path.parent.name} away and run `resume-kit init`",
+            ) from None
+        raise ProgressFileError(
+            f"cannot read {path}: {exc.strerror or exc}",
+            hint="progress.yaml must be a plain text file (a symbolic link loop?)",
         ) from None
     try:
         return data.decode("utf-8")
