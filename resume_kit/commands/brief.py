@@ -45,6 +45,9 @@ def _build(
     layout = find_layout(start)
     progress = progress_mod.load(layout).progress
     config = config_mod.load(layout)
+    from resume_kit.tokens import preload
+
+    preload()  # the brief is nearly always counted exactly: load the tokenizer while git runs
     snapshot = take_snapshot(
         layout, config, "brief", progress=progress, transcript_path=transcript_path
     )
