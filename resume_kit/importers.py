@@ -88,6 +88,11 @@ def parse_taskmaster(text: str) -> Imported:
             f"not valid JSON at line {exc.lineno}: {exc.msg}",
             hint="--import takes a Markdown task list or a Task Master tasks.json",
         ) from None
+    except RecursionError:
+        raise ResumeKitError(
+            "the JSON is nested too deeply to be a tasks.json",
+            hint="--import takes a Markdown task list or a Task Master tasks.json",
+        ) from None
     if isinstance(data, dict) and isinstance(data.get("tasks"), list):
         groups: list[tuple[str | None, list[Any]]] = [(None, data["tasks"])]
     elif (
@@ -112,7 +117,8 @@ def parse_taskmaster(text: str) -> Imported:
                 continue
             task_id = f"{prefix}{slugify(str(task['id']))}"
             units.append(_taskmaster_unit(task, task_id, prefix, taken, parent=None))
-            for sub in task.get("subtasks") or []:
+            subtasks = task.get("subtasks")
+            for sub in subtasks if isinstance(subtasks, list) else []:
                 if isinstance(sub, dict) and "id" in sub:
                     sub_id = f"{task_id}.{slugify(str(sub['id']))}"
                     units.append(_taskmaster_unit(sub, sub_id, prefix, taken, parent=task_id))
@@ -126,7 +132,8 @@ def _taskmaster_unit(
     task: dict[str, Any], unit_id: str, prefix: str, taken: set[str], parent: str | None
 ) -> Unit:
     after: list[str] = []
-    for dep in task.get("dependencies") or []:
+    dependencies = task.get("dependencies")
+    for dep in dependencies if isinstance(dependencies, list) else []:
         dep_text = slugify(str(dep))
         if parent is not None and "." not in str(dep):
             # Subtask dependencies name sibling subtasks by their short id.

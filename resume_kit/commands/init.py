@@ -16,13 +16,27 @@ HEADER = (
 )
 
 
+MAX_IMPORT_BYTES = 64 * 1024 * 1024
+
+
 def _read_import(path: Path) -> str:
+    from resume_kit.store import FileTooLarge, NotARegularFile, read_regular
+
     try:
-        data = path.read_bytes()
+        data = read_regular(path, MAX_IMPORT_BYTES)
     except FileNotFoundError:
         raise ResumeKitError(f"{path}: no such file", hint="give the path of a task list") from None
-    except (IsADirectoryError, PermissionError) as exc:
-        raise ResumeKitError(f"cannot read {path}: {exc.strerror}") from None
+    except NotARegularFile as exc:
+        raise ResumeKitError(
+            f"cannot read {path}: not a regular file ({exc.kind})",
+            hint="give the path of a task list file",
+        ) from None
+    except FileTooLarge:
+        raise ResumeKitError(
+            f"{path} is larger than {MAX_IMPORT_BYTES // (1024 * 1024)} MiB: not a task list"
+        ) from None
+    except OSError as exc:
+        raise ResumeKitError(f"cannot read {path}: {exc.strerror or exc}") from None
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:
