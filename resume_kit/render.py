@@ -310,12 +310,42 @@ def _template(templates_dir: Path | None) -> Any:
         keep_trailing_newline=True,
         undefined=StrictUndefined,
     )
-    return env.get_template(TEMPLATE_NAME)
+    from jinja2 import TemplateError
+
+    try:
+        return env.get_template(TEMPLATE_NAME)
+    except TemplateError as exc:
+        raise _template_error(exc, getattr(exc, "filename", None)) from None
+
+
+# What a template from the repository can raise while rendering (a sandbox refusal, a syntax
+# the loader accepted, a filter on the wrong type): the user's file, so a one-line error.
+_TEMPLATE_FAILURES = (ArithmeticError, LookupError, TypeError, ValueError, AttributeError)
+
+
+def _template_error(exc: BaseException, filename: str | None) -> Exception:
+    """A one-line error naming an override template; a failure of the shipped one is a bug."""
+    if filename is None or Path(filename).resolve().parent == shipped_templates_dir().resolve():
+        return exc if isinstance(exc, Exception) else RuntimeError(str(exc))
+    from resume_kit.errors import ResumeKitError
+
+    line = getattr(exc, "lineno", None)
+    where = f"{filename}:{line}" if line else filename
+    detail = " ".join(str(exc).split())[:200] or type(exc).__name__
+    return ResumeKitError(
+        f"brief template {where}: {type(exc).__name__}: {detail}",
+        hint="fix the template or remove it to use the shipped one",
+    )
 
 
 def _markdown(template: Any, brief: Brief, limits: Limits) -> tuple[str, dict[str, int]]:
+    from jinja2 import TemplateError
+
     hidden: dict[str, int] = {}
-    text = template.render(**_view(brief, limits, hidden))
+    try:
+        text = template.render(**_view(brief, limits, hidden))
+    except (TemplateError, *_TEMPLATE_FAILURES) as exc:
+        raise _template_error(exc, getattr(template, "filename", None)) from None
     while "\n\n\n" in text:
         text = text.replace("\n\n\n", "\n\n")
     return text.strip() + "\n", hidden

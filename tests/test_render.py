@@ -262,12 +262,13 @@ def test_a_repository_template_overrides_the_shipped_one(tmp_path: Path) -> None
 
 
 def test_override_templates_run_sandboxed(tmp_path: Path) -> None:
-    from jinja2.exceptions import SecurityError
+    from resume_kit.errors import ResumeKitError
 
     (tmp_path / "brief.md.j2").write_text(
         "{{ progress.line.__class__.__mro__[1].__subclasses__() }}"
     )
-    with pytest.raises(SecurityError):
+    # the sandbox refuses, and the refusal is the user's one-line error naming the template
+    with pytest.raises(ResumeKitError, match=r"brief\.md\.j2:.*SecurityError"):
         render(_brief(interrupted), "markdown", 1500, tmp_path)
 
 
