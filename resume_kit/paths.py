@@ -9,7 +9,7 @@ from pathlib import Path
 from resume_kit.errors import NotARepositoryError
 
 STATE_DIR = ".resume-kit"
-GITIGNORE_BODY = "# written by resume-kit: tool-owned state is never committed\nsnapshots/\nruns/\nhistory/\n*.lock\ncache/\n"
+GITIGNORE_BODY = "# written by resume-kit: tool-owned state is never committed\nsnapshots/\nruns/\nhistory/\n*.lock\ncache/\n*.tmp\n"
 
 
 @dataclass(frozen=True)

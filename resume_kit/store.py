@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import random
@@ -23,6 +24,11 @@ from typing import BinaryIO
 from resume_kit.errors import LockError
 
 DEFAULT_LOCK_TIMEOUT_S = 5.0
+_NO_HARD_LINKS = {
+    getattr(errno, name)
+    for name in ("EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS", "EXDEV", "EMLINK")
+    if hasattr(errno, name)
+}
 HISTORY_KEEP = 20
 
 
@@ -186,9 +192,38 @@ class FileLock:
         self._held = False
 
     def _try_create(self) -> bool:
+        """Create the lock with its holder already in it: the body goes into a temporary file
+        that is then hard-linked to the lock's name (fails if the lock exists). A process
+        killed at any moment, or a write that fails on a full disk, never leaves an empty lock
+        that would block every command until it ages out."""
         body = json.dumps(
             {"pid": os.getpid(), "host": socket.gethostname(), "created": time.time()}
         ).encode()
+        tmp = self.path.with_name(
+            f".{self.path.name}.{os.getpid()}.{random.randrange(1 << 30):x}.tmp"
+        )
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            try:
+                os.write(fd, body)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            try:
+                os.link(tmp, self.path)
+            except FileExistsError:
+                return False
+            except OSError as exc:
+                if exc.errno not in _NO_HARD_LINKS:
+                    raise
+                return self._create_in_place(body)
+            return True
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+
+    def _create_in_place(self, body: bytes) -> bool:
+        """For file systems without hard links: create exclusively, then write the holder."""
         try:
             fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         except FileExistsError:
@@ -196,8 +231,12 @@ class FileLock:
         try:
             os.write(fd, body)
             os.fsync(fd)
-        finally:
+        except BaseException:
             os.close(fd)
+            with contextlib.suppress(OSError):
+                os.unlink(self.path)
+            raise
+        os.close(fd)
         return True
 
     def _break_if_stale(self) -> bool:
