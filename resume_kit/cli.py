@@ -453,6 +453,11 @@ def main(argv: list[str] | None = None) -> None:
             import traceback
 
             traceback.print_exc()
+        from resume_kit.errors import environment_error
+
+        if (known := environment_error(exc)) is not None:
+            error_line(known.message, known.hint)
+            sys.exit(known.exit_code)
         error_line(
             f"unexpected {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}".rstrip(
                 ": "

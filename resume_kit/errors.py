@@ -42,3 +42,40 @@ class LockError(ResumeKitError):
 
 class UntrustedCommandError(ResumeKitError):
     exit_code = EXIT_UNTRUSTED
+
+
+# Errors of the machine rather than of resume-kit: a full disk, a read-only mount, missing
+# permissions, a symlink loop. They are reported like user errors (one line, exit 2).
+_ENVIRONMENT_ERRNOS = {
+    "ENOSPC": "free some disk space and run the command again",
+    "EDQUOT": "free some space in your quota and run the command again",
+    "EROFS": "the folder is on a read-only file system: run resume-kit where it can write",
+    "EACCES": "check the permissions of the repository and of .resume-kit/",
+    "EPERM": "check the permissions of the repository and of .resume-kit/",
+    "EIO": "the disk reported an I/O error: check it, then run the command again",
+    "EMFILE": "too many open files: raise the limit (ulimit -n) or close other programs",
+    "ENFILE": "too many open files on this machine: close other programs",
+    "ELOOP": "a symbolic link points back at itself: fix or remove it",
+    "ENOTDIR": "a file stands where a folder is expected: move it away",
+    "EISDIR": "a folder stands where a file is expected: move it away",
+}
+
+
+def environment_error(exc: BaseException) -> ResumeKitError | None:
+    """The one-line error for an OSError the machine caused, or None (then it is a bug)."""
+    import errno
+
+    if not isinstance(exc, OSError) or exc.errno is None:
+        return None
+    hint = _ENVIRONMENT_ERRNOS.get(errno.errorcode.get(exc.errno, ""))
+    if hint is None:
+        return None
+    what = exc.strerror or str(exc)
+    where = exc.filename if exc.filename is not None else None
+    message = f"{what}: {where}" if where else what
+    return ResumeKitError(
+        message + " (files are written atomically: nothing was half-written)"
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EIO)
+        else message,
+        hint=hint,
+    )
