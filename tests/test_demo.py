@@ -41,10 +41,7 @@ def test_scripts_fail_on_137_with_a_logged_key_error_and_the_fix_works(tmp_path:
     demo.write_workspace_files(tmp_path)
     ok = _extract(tmp_path, 136)
     assert ok.returncode == 0, ok.stderr
-    check = subprocess.run(
-        [sys.executable, "check.py", "out/136.json"], cwd=tmp_path, capture_output=True, check=False
-    )
-    assert check.returncode == 0
+    assert _check(tmp_path, "out/136.json").returncode == 0
     record = json.loads((tmp_path / "out" / "136.json").read_text())
     assert record["party_a"] and record["party_b"] and record["amount"] > 0
 
@@ -63,30 +60,39 @@ def test_scripts_fail_on_137_with_a_logged_key_error_and_the_fix_works(tmp_path:
     assert '+LABEL_ALIASES = {"counterparty": "party_b"}' in diff
 
 
-def test_check_script_rejects_a_broken_record(tmp_path: Path) -> None:
+def _check(root: Path, record: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["sh", "check.sh", record], cwd=root, capture_output=True, text=True, check=False
+    )
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("party_b", ""), ("amount", None), ("currency", None), ("party_a", "")],
+)
+def test_check_script_rejects_a_record_with_a_field_without_value(
+    tmp_path: Path, field: str, value: str | None
+) -> None:
     demo.write_workspace_files(tmp_path)
-    bad = tmp_path / "bad.json"
-    bad.write_text(
-        json.dumps(
-            {
-                "party_a": "A",
-                "party_b": "B",
-                "effective_date": "2025-01-02",
-                "term_end": "2024-01-01",
-                "amount": 10.0,
-                "currency": "EUR",
-            }
-        )
-    )
-    result = subprocess.run(
-        [sys.executable, "check.py", "bad.json"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    good = {
+        "party_a": "A",
+        "party_b": "B",
+        "effective_date": "2025-01-02",
+        "term_end": "2026-01-01",
+        "amount": 10.0,
+        "currency": "EUR",
+        "governing_law": None,
+    }
+    (tmp_path / "good.json").write_text(json.dumps(good, indent=2) + "\n")
+    assert _check(tmp_path, "good.json").returncode == 0
+    (tmp_path / "bad.json").write_text(json.dumps({**good, field: value}, indent=2) + "\n")
+    result = _check(tmp_path, "bad.json")
     assert result.returncode == 1
-    assert "is not after effective_date" in result.stderr
+    assert "bad.json: 5 of the 6 fields have a value" in result.stderr
+    missing = {k: v for k, v in good.items() if k != field}
+    (tmp_path / "short.json").write_text(json.dumps(missing, indent=2) + "\n")
+    assert _check(tmp_path, "short.json").returncode == 1
+    assert _check(tmp_path, "absent.json").returncode == 1
 
 
 # --------------------------------------------------------------------------- the folder
@@ -160,6 +166,17 @@ def test_demo_tells_the_whole_story(tmp_path: Path) -> None:
     quirk = progress.require_unit("docs-137")
     assert quirk.status == "done" and quirk.evidence is not None and quirk.evidence.dirty
     assert quirk.verify is not None and sys.executable in quirk.verify
+
+    # Done only by real runs: extract.py logged every contract it wrote, and every done unit's
+    # evidence names the run log of the verify run that passed.
+    extract_log = (root / "logs" / "extract.log").read_text()
+    done = [u for u in progress.units if u.status == "done"]
+    assert len(done) > demo.QUIRK_DOC
+    for unit in done:
+        stem = unit.id.removeprefix("docs-")
+        assert f"docs/{stem}.txt -> out/{stem}.json" in extract_log, unit.id
+        assert unit.evidence is not None and unit.evidence.log is not None, unit.id
+        assert (root / unit.evidence.log).is_file(), unit.id
 
     # The first brief: goal, 136/200, the next unit and its verify command, the error, the
     # uncommitted files.

@@ -438,7 +438,7 @@ def run(directory: Path | None) -> int:
             f"Folder: {root}" + ("  (an earlier demo here was replaced)" if rebuilt else ""),
             f"Goal of the job: {demo.GOAL}.",
             "Each contract is one unit, proved done by its own command: extract.py writes",
-            f"out/NNN.json and check.py checks it. The batch stopped at contract {demo.QUIRK_DOC};",
+            f"out/NNN.json and check.sh checks it. The batch stopped at contract {demo.QUIRK_DOC};",
             "the session that was fixing it died half way. Every command below is the real",
             "CLI, run in that folder; nothing is simulated.",
         ],
