@@ -300,7 +300,14 @@ def write_workspace_files(root: Path) -> None:
 # The batch before the interruption, as the commits that recorded it: (first, last) documents.
 COMMITTED_CHUNKS = ((1, 50), (51, 100), (101, 120))
 UNCOMMITTED_CHUNK = (121, QUIRK_DOC - 1)  # passed, not committed
-BATCH_JOBS = 2  # `resume-kit run --jobs`: the machine's 2 cores
+
+
+def batch_jobs() -> int:
+    """``resume-kit run --jobs`` for the build: one per core, at most 4 (the batch is only
+    137 short commands)."""
+    return max(1, min(os.cpu_count() or 1, 4))
+
+
 DEMO_GIT_CONFIG = (
     ("user.name", "resume-kit demo"),
     ("user.email", "demo@resume-kit.invalid"),
@@ -412,9 +419,10 @@ class BuildReport:
 def build_workspace(root: Path, on_step: Callable[[str], None] | None = None) -> BuildReport:
     """Build the interrupted batch job in the empty folder ``root`` (see the module docstring).
 
-    Git history: the contracts, the scripts, the progress file, then three commits of results.
-    ``resume-kit run`` then passes 121..136 (not committed) and stops at 137 with a KeyError,
-    and ``extract.py`` gets the half-made fix the interrupted session left behind.
+    Git history: the contracts, the scripts, the progress file, then three commits of the
+    results of a first ``resume-kit run`` (contracts 1..120). A second run passes 121..136
+    (not committed) and stops at 137 with a KeyError, and ``extract.py`` gets the half-made
+    fix the interrupted session left behind.
     """
     started = time.monotonic()
     say = on_step or (lambda _text: None)
@@ -454,19 +462,23 @@ def build_workspace(root: Path, on_step: Callable[[str], None] | None = None) ->
     def batch(first: int, last: int, expect: int = 0) -> CliResult:
         say(f"resume-kit run: contracts {doc_name(first)}-{doc_name(last)}")
         count = str(last - first + 1)
-        result = _cli(root, "run", "--jobs", str(BATCH_JOBS), "--max-units", count, expect=expect)
+        result = _cli(root, "run", "--jobs", str(batch_jobs()), "--max-units", count, expect=expect)
         commands.append(result)
         return result
 
+    # One run for everything that got committed (every run pays a start-up), then the
+    # session's commits of its results, chunk by chunk, the progress file with the last.
+    batch(COMMITTED_CHUNKS[0][0], COMMITTED_CHUNKS[-1][1])
     for first, last in COMMITTED_CHUNKS:
-        batch(first, last)
+        outputs = [f"out/{doc_name(n)}.json" for n in range(first, last + 1)]
+        if last == COMMITTED_CHUNKS[-1][1]:
+            outputs.append(".resume-kit/progress.yaml")
         _commit(
             root,
             f"out: contracts {doc_name(first)}-{doc_name(last)} extracted and checked",
-            "out",
-            ".resume-kit/progress.yaml",
+            *outputs,
         )
-    # The last chunk ends with the quirky contract: the run stops there with exit 1.
+    # The last run ends with the quirky contract: it stops there with exit 1.
     stopped = batch(UNCOMMITTED_CHUNK[0], QUIRK_DOC, expect=1)
     done = _done_count(root)
     if done != QUIRK_DOC - 1:

@@ -207,6 +207,8 @@ def test_demo_tells_the_whole_story(tmp_path: Path) -> None:
     # The repository a user is left with: a history, the fix uncommitted, new outputs.
     log = git(root, "log", "--format=%s").stdout
     assert "out: contracts 101-120 extracted and checked" in log
+    committed = git(root, "ls-files", "out").stdout.split()
+    assert committed == [f"out/{demo.doc_name(n)}.json" for n in range(1, 121)]
     status = git(root, "status", "--porcelain").stdout
     assert " M extract.py" in status and "?? out/121.json" in status
 
