@@ -265,15 +265,11 @@ def save_known_ancestors(
             atomic_write(file, json.dumps({"head": head, "ancestors": found}))
 
 
-def units_summary(
-    layout: Layout,
-    progress: Progress,
-    head: str | None,
-    notes: list[str],
-    hashes: HashCache | None = None,
+def unit_fingerprints(
+    layout: Layout, progress: Progress, notes: list[str], hashes: HashCache | None = None
 ) -> dict[str, dict[str, Any]]:
-    """Per unit: status; for done units also the current fingerprint (None without evidence),
-    missing artifacts and ``evidence_in_history``. Reconcile compares these with the claims."""
+    """The first half of :func:`units_summary`, which needs no git: status, and for done
+    units the current fingerprint (None without evidence) and missing artifacts."""
     from resume_kit.fingerprint import fingerprint
 
     root = layout.root
@@ -298,6 +294,17 @@ def units_summary(
             entry["fingerprint"] = current
             entry["evidence_in_history"] = None
         summary[unit.id] = entry
+    return summary
+
+
+def add_evidence_history(
+    layout: Layout,
+    progress: Progress,
+    summary: dict[str, dict[str, Any]],
+    head: str | None,
+    notes: list[str],
+) -> dict[str, dict[str, Any]]:
+    """The second half of :func:`units_summary`: ``evidence_in_history`` for done units."""
     evidence_commits = {
         unit.id: unit.evidence.commit
         for unit in progress.units
@@ -311,7 +318,7 @@ def units_summary(
             notes,
             "evidence history check",
             unchecked,
-            lambda: evidence_ancestry(root, head, evidence_commits.values(), known),
+            lambda: evidence_ancestry(layout.root, head, evidence_commits.values(), known),
         )
         ancestry, ancestry_notes = checked
         save_known_ancestors(known_file, head, ancestry, known)
@@ -319,6 +326,19 @@ def units_summary(
         for unit_id, commit in evidence_commits.items():
             summary[unit_id]["evidence_in_history"] = ancestry.get(commit.strip().lower())
     return summary
+
+
+def units_summary(
+    layout: Layout,
+    progress: Progress,
+    head: str | None,
+    notes: list[str],
+    hashes: HashCache | None = None,
+) -> dict[str, dict[str, Any]]:
+    """Per unit: status; for done units also the current fingerprint (None without evidence),
+    missing artifacts and ``evidence_in_history``. Reconcile compares these with the claims."""
+    summary = unit_fingerprints(layout, progress, notes, hashes)
+    return add_evidence_history(layout, progress, summary, head, notes)
 
 
 def take_snapshot(
@@ -352,59 +372,85 @@ def take_snapshot(
         )
         return facts
 
-    git_facts: dict[str, Any] = _guarded(notes, "git facts unavailable", {}, read_git)
+    # git runs in a thread while this one reads the logs, the transcript and the units' files:
+    # the two take about as long on a big tree. Notes keep the order of a sequential run.
+    from concurrent.futures import ThreadPoolExecutor
+
+    git_notes: list[str] = []
+    later: list[str] = []
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="resume-kit-git") as pool:
+        git_later = pool.submit(_guarded, git_notes, "git facts unavailable", {}, read_git)
+
+        def read_logs() -> list[dict[str, Any]]:
+            from resume_kit.workspace.logs import read_logs as reader
+
+            return list(reader(root, list(config.logs)))
+
+        def read_tests() -> dict[str, Any]:
+            from resume_kit.workspace.tests import read_test_facts
+
+            return dict(read_test_facts(root))
+
+        nothing_listed: tuple[list[str], int] = ([], 0)
+        listed = _guarded(
+            later,
+            "artifact list",
+            nothing_listed,
+            lambda: declared_artifacts(root, progress, config),
+        )
+        artifact_paths, left_out = listed
+        if left_out:
+            later.append(f"{left_out} declared artifacts not listed (more than {MAX_ARTIFACTS})")
+
+        def read_artifacts() -> list[dict[str, Any]]:
+            if not artifact_paths:
+                return []
+            from resume_kit.workspace.artifacts import read_artifacts as reader
+
+            return list(reader(root, artifact_paths, hashes))
+
+        def read_transcript() -> dict[str, Any] | None:
+            if not config.transcripts and transcript_path is None:
+                return None
+            from resume_kit.transcripts import read_transcript as reader
+
+            return reader(root, config.transcripts, transcript_path)
+
+        logs: list[dict[str, Any]] = _guarded(later, "logs unreadable", [], read_logs)
+        tests: dict[str, Any] = _guarded(
+            later,
+            "test results unreadable",
+            {"pytest_last_failed": [], "source": None},
+            read_tests,
+        )
+        artifacts: list[dict[str, Any]] = _guarded(
+            later, "artifacts unreadable", [], read_artifacts
+        )
+        transcript: dict[str, Any] | None = _guarded(
+            later, "transcript unreadable", None, read_transcript
+        )
+        fingerprinted: dict[str, dict[str, Any]] | None = None
+        if progress is not None:
+            fingerprinted = _guarded(
+                later,
+                "unit fingerprints",
+                None,
+                lambda: unit_fingerprints(layout, progress, later, hashes),
+            )
+        git_facts: dict[str, Any] = git_later.result()
     repo = {**empty_repo(layout), **(git_facts.get("repo") or {})}
     changes = {**empty_changes(), **(git_facts.get("changes") or {})}
     recent_commits = list(git_facts.get("recent_commits") or [])
-
-    def read_logs() -> list[dict[str, Any]]:
-        from resume_kit.workspace.logs import read_logs as reader
-
-        return list(reader(root, list(config.logs)))
-
-    def read_tests() -> dict[str, Any]:
-        from resume_kit.workspace.tests import read_test_facts
-
-        return dict(read_test_facts(root))
-
-    nothing_listed: tuple[list[str], int] = ([], 0)
-    listed = _guarded(
-        notes, "artifact list", nothing_listed, lambda: declared_artifacts(root, progress, config)
-    )
-    artifact_paths, left_out = listed
-    if left_out:
-        notes.append(f"{left_out} declared artifacts not listed (more than {MAX_ARTIFACTS})")
-
-    def read_artifacts() -> list[dict[str, Any]]:
-        if not artifact_paths:
-            return []
-        from resume_kit.workspace.artifacts import read_artifacts as reader
-
-        return list(reader(root, artifact_paths, hashes))
-
-    def read_transcript() -> dict[str, Any] | None:
-        if not config.transcripts and transcript_path is None:
-            return None
-        from resume_kit.transcripts import read_transcript as reader
-
-        return reader(root, config.transcripts, transcript_path)
-
-    logs: list[dict[str, Any]] = _guarded(notes, "logs unreadable", [], read_logs)
-    tests: dict[str, Any] = _guarded(
-        notes, "test results unreadable", {"pytest_last_failed": [], "source": None}, read_tests
-    )
-    artifacts: list[dict[str, Any]] = _guarded(notes, "artifacts unreadable", [], read_artifacts)
-    transcript: dict[str, Any] | None = _guarded(
-        notes, "transcript unreadable", None, read_transcript
-    )
     units: dict[str, dict[str, Any]] = {}
-    if progress is not None:
+    if progress is not None and fingerprinted is not None:
+        summary = fingerprinted
         units = _guarded(
-            notes,
+            later,
             "unit fingerprints",
             {},
-            lambda: units_summary(layout, progress, repo.get("head"), notes, hashes),
+            lambda: add_evidence_history(layout, progress, summary, repo.get("head"), later),
         )
+    notes.extend(git_notes + later)
     hashes.save()
     snapshot: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
