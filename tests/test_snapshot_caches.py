@@ -57,3 +57,20 @@ def test_abbreviated_ids_are_not_remembered(tmp_path: Path) -> None:
     assert not store.exists()
     save_known_ancestors(store, A, {B: True}, [B])  # nothing new: not rewritten
     assert not store.exists()
+
+
+def test_saved_snapshot_is_json_with_a_line_per_top_level_key(repo: Path) -> None:
+    from resume_kit.config import Config
+    from resume_kit.paths import find_layout
+    from resume_kit.snapshot import read_snapshot, save_snapshot, take_snapshot
+
+    layout = find_layout(repo)
+    snapshot = take_snapshot(layout, Config(), "manual")
+    snapshot["notes"].append('caf\\xe9 "quoted"\nnew line, ünïcode')
+    path = save_snapshot(layout, snapshot, 5)
+    text = path.read_text(encoding="utf-8")
+    data, problem = read_snapshot(path)
+    assert problem is None and data == snapshot
+    keys = [line.split(":", 1)[0].strip() for line in text.splitlines()[1:-1]]
+    assert keys == [json.dumps(key) for key in snapshot]
+    assert "ünïcode" in text  # not escaped
