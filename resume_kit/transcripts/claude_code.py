@@ -17,14 +17,16 @@ from resume_kit.transcripts import tail
 from resume_kit.transcripts.records import (
     MAX_ERRORS,
     MAX_REQUEST_CHARS,
-    MAX_TODOS,
     clip,
     empty_result,
     error_line,
+    files_newest_first,
+    home_dir,
     int_or_zero,
     iso_time,
     mtime_iso,
-    todo_item,
+    name_errors,
+    todo_list,
     within,
 )
 
@@ -47,10 +49,7 @@ _ERROR_TAGS = re.compile(r"</?tool_use_error>")
 
 
 def config_dir() -> Path:
-    configured = os.environ.get("CLAUDE_CONFIG_DIR")
-    if configured:
-        return Path(configured).expanduser()
-    return Path.home() / ".claude"
+    return home_dir("CLAUDE_CONFIG_DIR", ".claude")
 
 
 def escaped_names(path: Path) -> set[str]:
@@ -71,29 +70,16 @@ def _folder_matches(name: str, escaped: Iterable[str]) -> bool:
 def _candidate_files(root: Path) -> list[tuple[float, Path]]:
     projects = config_dir() / "projects"
     escaped = escaped_names(root) | escaped_names(Path(os.path.realpath(root)))
-    found: list[tuple[float, Path]] = []
     try:
         folders = [
             e for e in os.scandir(projects) if e.is_dir() and _folder_matches(e.name, escaped)
         ]
     except OSError:
         return []
-    for folder in folders:
-        try:
-            entries = list(os.scandir(folder.path))
-        except OSError:
-            continue
-        for entry in entries:
-            # agent-*.jsonl are sub-agent side chains, not the session itself
-            if not entry.name.endswith(".jsonl") or entry.name.startswith("agent-"):
-                continue
-            try:
-                if entry.is_file():
-                    found.append((entry.stat().st_mtime, Path(entry.path)))
-            except OSError:
-                continue
-    found.sort(key=lambda item: item[0], reverse=True)
-    return found
+    # agent-*.jsonl are sub-agent side chains, not the session itself
+    return files_newest_first(
+        folders, lambda name: name.endswith(".jsonl") and not name.startswith("agent-")
+    )
 
 
 def _session_cwd_matches(path: Path, root: Path) -> bool:
@@ -142,15 +128,7 @@ def _blocks(message: Any) -> list[dict[str, Any]]:
 
 
 def _todos(raw: Any) -> list[dict[str, str]] | None:
-    if not isinstance(raw, list):
-        return None
-    items: list[dict[str, str]] = []
-    for entry in raw[:MAX_TODOS]:
-        if isinstance(entry, dict):
-            item = todo_item(entry.get("content"), entry.get("status"))
-            if item is not None:
-                items.append(item)
-    return items
+    return todo_list(raw, "content")
 
 
 def _result_text(content: Any) -> str:
@@ -241,9 +219,7 @@ class _Reader:
             if block.get("type") != "tool_use":
                 continue
             name = block.get("name")
-            waiting = self.pending_names.pop(str(block.get("id")), [])
-            for error in waiting:
-                error["tool"] = clip(name, 80) if isinstance(name, str) else None
+            name_errors(self.pending_names, block.get("id"), name)
             if self.todos is None and not sidechain and name == "TodoWrite":
                 tool_input = block.get("input")
                 if isinstance(tool_input, dict):
@@ -321,12 +297,7 @@ def read_session(
     notes: list[str] = result["notes"]
     reader = _Reader()
     try:
-        with tail.open_binary(path) as f:
-            stats = tail.TailStats(size=f.seek(0, 2))
-            for record in tail.records_backward(f, stats, cap=cap):
-                reader.take(record)
-                if reader.satisfied() and stats.bytes_read >= min_bytes:
-                    break
+        stats = tail.read_backward(path, reader, cap=cap, min_bytes=min_bytes)
     except OSError as exc:
         notes.append(clip(f"could not read the Claude Code session {path}: {exc}", 300))
         return result

@@ -17,14 +17,16 @@ from resume_kit.transcripts import tail
 from resume_kit.transcripts.records import (
     MAX_ERRORS,
     MAX_REQUEST_CHARS,
-    MAX_TODOS,
     clip,
     empty_result,
     error_line,
+    files_newest_first,
+    home_dir,
     int_or_zero,
     iso_time,
     mtime_iso,
-    todo_item,
+    name_errors,
+    todo_list,
     within,
 )
 
@@ -37,10 +39,7 @@ _SESSION_ID = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9
 
 
 def codex_home() -> Path:
-    configured = os.environ.get("CODEX_HOME")
-    if configured:
-        return Path(configured).expanduser()
-    return Path.home() / ".codex"
+    return home_dir("CODEX_HOME", ".codex")
 
 
 def _numbered_dirs(path: Path) -> list[Path]:
@@ -60,22 +59,10 @@ def _candidate_files() -> list[tuple[float, Path]]:
                 break
         if len(days) >= MAX_DAY_FOLDERS:
             break
-    found: list[tuple[float, Path]] = []
-    for day in days[:MAX_DAY_FOLDERS]:
-        try:
-            entries = list(os.scandir(day))
-        except OSError:
-            continue
-        for entry in entries:
-            if not (entry.name.startswith("rollout-") and entry.name.endswith(".jsonl")):
-                continue
-            try:
-                if entry.is_file():
-                    found.append((entry.stat().st_mtime, Path(entry.path)))
-            except OSError:
-                continue
-    found.sort(key=lambda item: item[0], reverse=True)
-    return found
+    return files_newest_first(
+        days[:MAX_DAY_FOLDERS],
+        lambda name: name.startswith("rollout-") and name.endswith(".jsonl"),
+    )
 
 
 def _meta(record: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -106,15 +93,7 @@ def looks_like(record: dict[str, Any]) -> bool:
 
 
 def _plan(raw: Any) -> list[dict[str, str]] | None:
-    if not isinstance(raw, list):
-        return None
-    items: list[dict[str, str]] = []
-    for entry in raw[:MAX_TODOS]:
-        if isinstance(entry, dict):
-            item = todo_item(entry.get("step"), entry.get("status"))
-            if item is not None:
-                items.append(item)
-    return items
+    return todo_list(raw, "step")
 
 
 def _text_of(content: Any) -> str:
@@ -251,9 +230,7 @@ class _Reader:
         kind = payload.get("type")
         if kind == "function_call":
             name = payload.get("name")
-            call_id = payload.get("call_id")
-            for error in self.pending_names.pop(str(call_id), []):
-                error["tool"] = clip(name, 80) if isinstance(name, str) else None
+            name_errors(self.pending_names, payload.get("call_id"), name)
             if name == "update_plan" and self.todos is None:
                 self.todos = self._plan_arguments(payload.get("arguments"))
         elif kind in ("function_call_output", "custom_tool_call_output"):
@@ -261,10 +238,8 @@ class _Reader:
             if failure is not None:
                 self._error(payload.get("call_id"), failure[0], failure[1], at)
         elif kind in ("custom_tool_call", "local_shell_call"):
-            call_id = payload.get("call_id")
             name = payload.get("name") if kind == "custom_tool_call" else "local_shell"
-            for error in self.pending_names.pop(str(call_id), []):
-                error["tool"] = clip(name, 80) if isinstance(name, str) else None
+            name_errors(self.pending_names, payload.get("call_id"), name)
         elif kind == "compaction":
             self.compact_events += 1
             self.compaction_at = self.compaction_at or at
@@ -307,12 +282,7 @@ def read_rollout(
     notes: list[str] = result["notes"]
     reader = _Reader()
     try:
-        with tail.open_binary(path) as f:
-            stats = tail.TailStats(size=f.seek(0, 2))
-            for record in tail.records_backward(f, stats, cap=cap):
-                reader.take(record)
-                if reader.satisfied() and stats.bytes_read >= min_bytes:
-                    break
+        stats = tail.read_backward(path, reader, cap=cap, min_bytes=min_bytes)
     except OSError as exc:
         notes.append(clip(f"could not read the Codex rollout {path}: {exc}", 300))
         return result

@@ -1,10 +1,12 @@
-"""Helpers shared by the transcript readers: the result shape, text clipping, timestamps."""
+"""Helpers shared by the transcript readers: the result shape, text clipping, timestamps,
+todo lists, naming errors after their tool call, and finding session files."""
 
 from __future__ import annotations
 
 import datetime as dt
 import os
 import re
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +82,58 @@ def todo_item(content: Any, status: Any) -> dict[str, str] | None:
     if normal is None:  # "cancelled" and the like: neither done nor to do
         return None
     return {"content": clip(content, MAX_TODO_CHARS), "status": normal}
+
+
+def todo_list(raw: Any, text_key: str) -> list[dict[str, str]] | None:
+    """The usable items of an agent's todo list (or plan), each entry's text under
+    ``text_key``; None when ``raw`` is not a list at all."""
+    if not isinstance(raw, list):
+        return None
+    items: list[dict[str, str]] = []
+    for entry in raw[:MAX_TODOS]:
+        if isinstance(entry, dict):
+            item = todo_item(entry.get(text_key), entry.get("status"))
+            if item is not None:
+                items.append(item)
+    return items
+
+
+def name_errors(pending: dict[str, list[dict[str, Any]]], call_id: Any, name: Any) -> None:
+    """Give the errors waiting for tool call ``call_id`` its tool's name (records are read
+    newest first, so the call is met after its error)."""
+    for error in pending.pop(str(call_id), []):
+        error["tool"] = clip(name, 80) if isinstance(name, str) else None
+
+
+def home_dir(env_var: str, default_name: str) -> Path:
+    """The agent's folder: ``$env_var`` when set, else ``~/default_name``."""
+    configured = os.environ.get(env_var)
+    if configured:
+        return Path(configured).expanduser()
+    return Path.home() / default_name
+
+
+def files_newest_first(
+    folders: Iterable[str | os.PathLike[str]], wanted: Callable[[str], bool]
+) -> list[tuple[float, Path]]:
+    """(mtime, path) of the regular files in ``folders`` whose name is ``wanted``, newest
+    first; folders and entries that cannot be read are skipped."""
+    found: list[tuple[float, Path]] = []
+    for folder in folders:
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            if not wanted(entry.name):
+                continue
+            try:
+                if entry.is_file():
+                    found.append((entry.stat().st_mtime, Path(entry.path)))
+            except OSError:
+                continue
+    found.sort(key=lambda item: item[0], reverse=True)
+    return found
 
 
 def iso_time(value: Any) -> str | None:

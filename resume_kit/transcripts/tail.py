@@ -10,7 +10,7 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Protocol
 
 MIB = 1024 * 1024
 DEFAULT_CAP = 8 * MIB  # never read more than this from the end of one file
@@ -82,6 +82,26 @@ def records_backward(
             yield record
         else:
             stats.broken_lines += 1
+
+
+class RecordReader(Protocol):
+    """What ``read_backward`` feeds: one record at a time, newest first."""
+
+    def take(self, record: dict[str, Any]) -> None: ...
+
+    def satisfied(self) -> bool: ...
+
+
+def read_backward(path: Path, reader: RecordReader, *, cap: int, min_bytes: int) -> TailStats:
+    """Feed ``reader`` the records of ``path`` newest first, up to ``cap`` bytes from the end;
+    stop early once it is satisfied and at least ``min_bytes`` were read. Raises OSError."""
+    with open_binary(path) as f:
+        stats = TailStats(size=f.seek(0, 2))
+        for record in records_backward(f, stats, cap=cap):
+            reader.take(record)
+            if reader.satisfied() and stats.bytes_read >= min_bytes:
+                break
+    return stats
 
 
 def first_record(path: Path, *, cap: int = FIRST_LINE_CAP) -> dict[str, Any] | None:
