@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from resume_kit import demo
-from resume_kit.commands.demo import prepare_folder
+from resume_kit.commands.demo import EXIT_OFF_SCRIPT, _wait_for_orphans, prepare_folder
 from resume_kit.errors import ResumeKitError
 from tests.conftest import git, run_cli
 
@@ -136,6 +138,49 @@ def test_cli_refuses_a_non_empty_folder_that_is_not_a_demo(tmp_path: Path) -> No
     assert "not empty and is not an earlier demo" in result.stderr
     assert "Traceback" not in result.stderr
     assert [p.name for p in target.iterdir()] == ["important.txt"]
+
+
+# --------------------------------------------------------------------------- the killed run
+
+
+def _poll(condition: str, check: object, timeout_s: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not check():  # type: ignore[operator]
+        assert time.monotonic() < deadline, f"timed out waiting for {condition}"
+        time.sleep(0.01)
+
+
+def test_resuming_waits_for_a_verify_command_that_outlived_the_killed_run(repo: Path) -> None:
+    # The command runs until the test lets it go, then leaves a mark as it ends.
+    slow = "touch started; while [ ! -e go ]; do sleep 0.01; done; touch finished"
+    assert run_cli("init", "--goal", "g", cwd=repo).code == 0
+    assert run_cli("add", "Slow", "--id", "slow", "--verify", slow, cwd=repo).code == 0
+    claim = repo / ".resume-kit" / "running" / "slow.lock"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "resume_kit", "run"],
+        cwd=repo,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        _poll("the command to start", (repo / "started").exists)
+        _poll("the claim to name its process group", lambda: '"pgid"' in claim.read_text())
+        proc.send_signal(signal.SIGKILL)
+        assert proc.wait() == -signal.SIGKILL
+        with pytest.raises(ResumeKitError) as still_running:  # no time to wait: refused
+            _wait_for_orphans(repo, ["slow"], timeout_s=0)
+        assert still_running.value.exit_code == EXIT_OFF_SCRIPT
+        assert "slow" in still_running.value.message
+        (repo / "go").touch()
+        _wait_for_orphans(repo, ["slow"])
+        assert (repo / "finished").exists()  # it returned only once the command had ended
+        assert not claim.exists()
+    finally:
+        (repo / "go").touch()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
 
 
 # --------------------------------------------------------------------------- the whole story

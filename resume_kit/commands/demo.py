@@ -378,6 +378,36 @@ def _run_and_kill(root: Path) -> CliResult:
     return demo.CliResult(("run",), code, text, "", time.monotonic() - started)
 
 
+def _wait_for_orphans(root: Path, unit_ids: list[str], timeout_s: float = 60.0) -> list[str]:
+    """Wait until the commands of ``unit_ids`` that outlived the killed run have ended; the
+    units that had to be waited for. A SIGKILL of resume-kit does not reach a verify command
+    (it runs in its own process group), and resume-kit starts no unit whose command still
+    runs, so resuming at once could refuse the unit the kill cut short."""
+    from resume_kit.errors import LockError
+    from resume_kit.paths import find_layout
+    from resume_kit.verify import claim_unit
+
+    layout = find_layout(root)
+    deadline = time.monotonic() + timeout_s
+    waited: list[str] = []
+    for unit_id in unit_ids:
+        while True:
+            try:
+                with claim_unit(layout, unit_id):  # free: nothing of this unit runs any more
+                    break
+            except LockError as exc:
+                if time.monotonic() > deadline:
+                    raise ResumeKitError(
+                        f"the demo went off script: {exc.message}",
+                        hint=f"the workspace is kept in {root}",
+                        exit_code=EXIT_OFF_SCRIPT,
+                    ) from None
+                if unit_id not in waited:
+                    waited.append(unit_id)
+                time.sleep(0.02)
+    return waited
+
+
 def _killed_run(story: Story) -> None:
     """Start ``resume-kit run``, kill it part way, resume it, and prove nothing ran twice."""
     root = story.root
@@ -388,6 +418,7 @@ def _killed_run(story: Story) -> None:
     passed = [u for u in _done_ids(root) if u not in done_before]
     logs_killed = _run_logs(root)
     cut_short = [u for u in _started_since(logs_before, logs_killed) if u not in passed]
+    outlived = _wait_for_orphans(root, cut_short)
     story.show.note(
         (
             f"Killed with SIGKILL after {killed.seconds:.1f} s (exit {killed.code}). "
@@ -399,6 +430,13 @@ def _killed_run(story: Story) -> None:
             f" {_id_list(cut_short)} {'was' if len(cut_short) == 1 else 'were'} still "
             "running: not marked done."
             if cut_short
+            else ""
+        )
+        + (
+            f" The command of {_id_list(outlived)} outlived the kill (it runs in its own "
+            "process group), and resume-kit starts no unit whose command still runs, so the "
+            "demo let it finish first."
+            if outlived
             else ""
         )
     )
