@@ -12,6 +12,7 @@ import glob
 import hashlib
 import json
 import os
+import re
 import stat
 from collections.abc import Iterable
 from pathlib import Path
@@ -84,7 +85,12 @@ def expand_globs(root: Path, patterns: Iterable[str]) -> list[str]:
             if not _excluded(rel) and _file_or_link(os.path.join(base, rel)) is not None:
                 found.add(rel)
             continue
-        for match in glob.iglob(pattern, root_dir=root, recursive=True):
+        matches = (
+            _recursive_matches(base, pattern)
+            if "**" in pattern
+            else glob.iglob(pattern, root_dir=root, recursive=True)
+        )
+        for match in matches:
             rel = Path(match).as_posix()
             if _excluded(rel):
                 continue
@@ -92,6 +98,61 @@ def expand_globs(root: Path, patterns: Iterable[str]) -> list[str]:
             if full.is_file() or full.is_symlink():
                 found.add(rel)
     return sorted(found)
+
+
+def _glob_regex(pattern: str) -> re.Pattern[str]:
+    """``pattern`` as a regex over relative paths, with glob's rules: ``*`` and ``?`` stay in
+    one folder, ``**`` spans folders, and no wildcard matches a name's leading dot."""
+    out: list[str] = []
+    i, start = 0, True  # ``start``: at the start of a path component
+    while i < len(pattern):
+        if pattern.startswith("**/", i) and start:
+            out.append(r"(?:(?!\.)[^/]+/)*")
+            i += 3
+            continue
+        if pattern.startswith("**", i) and start:
+            out.append(r"(?:(?!\.)[^/]*(?:/(?!\.)[^/]*)*)?")
+            i += 2
+            start = False
+            continue
+        char = pattern[i]
+        if char == "*":
+            out.append(r"(?!\.)[^/]*" if start else "[^/]*")
+        elif char == "?":
+            out.append(r"[^/.]" if start else "[^/]")
+        elif char == "[" and (end := pattern.find("]", i + 2)) != -1:
+            body = pattern[i + 1 : end].replace("\\", "\\\\")
+            out.append("[^" + body[1:] + "]" if body.startswith("!") else f"[{body}]")
+            i = end
+        else:
+            out.append(re.escape(char))
+        start = char == "/"
+        i += 1
+    return re.compile("".join(out) + r"\Z")
+
+
+def _recursive_matches(base: str, pattern: str) -> Iterable[str]:
+    """What ``glob.iglob(pattern, recursive=True)`` yields, except that folders reached through
+    a symbolic link are not entered: with links like ``logs/a -> .`` and ``logs/b -> .`` glob
+    visits 2^40 paths before the kernel's link limit stops it. The walk starts at the pattern's
+    literal folder prefix and skips hidden folders, as glob does."""
+    parts = pattern.split("/")
+    prefix: list[str] = []
+    while len(parts) > 1 and not glob.has_magic(parts[0]):
+        prefix.append(parts.pop(0))
+    start = os.path.join(base, *prefix)
+    wants_hidden = any(part.startswith(".") for part in parts)
+    regex = _glob_regex(pattern)
+    for folder, dirs, files in os.walk(start, followlinks=False):
+        rel_folder = os.path.relpath(folder, base)
+        rel_folder = "" if rel_folder == "." else rel_folder.replace(os.sep, "/") + "/"
+        if not wants_hidden:
+            dirs[:] = [d for d in dirs if not d.startswith(".")]
+        links = [d for d in dirs if os.path.islink(os.path.join(folder, d))]
+        for name in (*files, *links):
+            rel = rel_folder + name
+            if regex.match(rel):
+                yield rel
 
 
 def _digest_or_missing(full: str, cache: HashCache | None) -> str:
