@@ -495,6 +495,13 @@ def save_snapshot(layout: Layout, snapshot: dict[str, Any], keep: int) -> Path:
     snapshot.pop("checksum", None)
     snapshot["checksum"] = compute_checksum(snapshot)
     _ensure_gitignore(layout)
+    if layout.snapshots.exists() and not layout.snapshots.is_dir():
+        from resume_kit.errors import ResumeKitError
+
+        raise ResumeKitError(
+            f"{layout.rel(layout.snapshots)} is not a folder: cannot store snapshots there",
+            hint="move that file away; resume-kit keeps its snapshots in that folder",
+        )
     path = layout.snapshots / f"{snapshot['id']}.json"
     atomic_write(path, _top_level_lines(snapshot))
     prune(layout.snapshots, "*.json", max(1, keep))
@@ -519,13 +526,61 @@ def snapshot_problem(data: Any) -> str | None:
         return "content cannot be checked"
     if actual != checksum:
         return "checksum does not match its content"
+    return _shape_problem(data)
+
+
+# The containers a snapshot's readers index into: a file whose checksum matches but whose
+# content was not written by resume-kit must be skipped, not crash the comparison.
+_SHAPE: dict[str, tuple[type, ...]] = {
+    "id": (str,),
+    "created_at": (str,),
+    "repo": (dict,),
+    "changes": (dict,),
+    "recent_commits": (list,),
+    "logs": (list,),
+    "tests": (dict,),
+    "artifacts": (list,),
+    "transcript": (dict, type(None)),
+    "progress": (dict,),
+    "notes": (list,),
+    "units": (dict,),
+}
+_LISTS_OF_OBJECTS = ("recent_commits", "logs", "artifacts")
+
+
+def _shape_problem(data: dict[str, Any]) -> str | None:
+    for key, kinds in _SHAPE.items():
+        if key in data and not isinstance(data[key], kinds):
+            return f"'{key}' is not what a snapshot holds"
+    for key in _LISTS_OF_OBJECTS:
+        if not all(isinstance(item, dict) for item in data.get(key) or []):
+            return f"'{key}' is not what a snapshot holds"
+    changes = data.get("changes") or {}
+    for kind in ("staged", "unstaged", "untracked"):
+        entries = changes.get(kind) or []
+        if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+            return f"'changes.{kind}' is not what a snapshot holds"
+    if not all(isinstance(entry, dict) for entry in (data.get("units") or {}).values()):
+        return "'units' is not what a snapshot holds"
+    tests = data.get("tests") or {}
+    if not isinstance(tests.get("pytest_last_failed") or [], list):
+        return "'tests.pytest_last_failed' is not what a snapshot holds"
     return None
+
+
+MAX_SNAPSHOT_BYTES = 64 * 1024 * 1024
 
 
 def read_snapshot(path: Path) -> tuple[dict[str, Any] | None, str | None]:
     """(snapshot, None) for an intact file, else (None, reason)."""
+    from resume_kit.store import FileTooLarge, NotARegularFile, read_regular
+
     try:
-        data = json.loads(path.read_bytes().decode("utf-8"))
+        data = json.loads(read_regular(path, MAX_SNAPSHOT_BYTES).decode("utf-8"))
+    except NotARegularFile as exc:
+        return None, f"not a regular file ({exc.kind})"
+    except FileTooLarge:
+        return None, f"larger than {MAX_SNAPSHOT_BYTES // (1024 * 1024)} MiB"
     except OSError as exc:
         return None, f"unreadable ({exc.strerror or type(exc).__name__})"
     except UnicodeDecodeError:
