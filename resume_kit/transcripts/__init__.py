@@ -63,11 +63,12 @@ def _read_as(agent: str, path: Path) -> dict[str, Any]:
 
 
 def _read_given(path: Path) -> dict[str, Any]:
-    agent = detect_agent(path)
     if not path.is_file():
-        result = empty_result(agent or "claude-code", path)
-        result["notes"].append(clip(f"the hook's transcript {path} does not exist", 300))
+        what = "is not a regular file" if path.exists() else "does not exist"
+        result = empty_result(detect_agent(path) or "claude-code", path)
+        result["notes"].append(clip(f"the hook's transcript {path} {what}", 300))
         return result
+    agent = detect_agent(path)
     if agent is None:
         result = claude_code.read_session(path)
         result["notes"].insert(0, "transcript format not recognised; read as Claude Code")

@@ -20,8 +20,13 @@ FIRST_LINE_CAP = MIB
 
 
 def open_binary(path: Path) -> BinaryIO:
-    """The one place session files are opened (tests wrap it to count the bytes read)."""
-    return path.open("rb")
+    """The one place session files are opened (tests wrap it to count the bytes read).
+
+    Only a regular file opens: a FIFO (which would block until a writer appears), a device such
+    as /dev/zero (endless) or a folder raises OSError like a missing file does."""
+    from resume_kit.store import open_regular
+
+    return open_regular(path)
 
 
 @dataclass
