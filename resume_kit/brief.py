@@ -20,6 +20,7 @@ from typing import Any
 
 from resume_kit.findings import SEVERITY_ORDER, Finding
 from resume_kit.progress import Progress, Unit, pick_next, why_next
+from resume_kit.timeutil import parse_utc
 
 SCHEMA_VERSION = 1
 MAX_VALUE_CHARS = 240  # one-line values longer than this are cut (paths, todos, subjects)
@@ -141,24 +142,9 @@ def blockquote(text: str, limit: int = 1200) -> str:
 # --------------------------------------------------------------------------- small helpers
 
 
-def parse_time(value: object) -> dt.datetime | None:
-    if not isinstance(value, str) or not value:
-        return None
-    text = value.strip()
-    if text.endswith(("Z", "z")):
-        text = text[:-1] + "+00:00"
-    try:
-        parsed = dt.datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=dt.timezone.utc)
-    return parsed.astimezone(dt.timezone.utc)
-
-
 def age(value: object, now: dt.datetime) -> str | None:
     """``"12 min ago"``-style age of an ISO time, or None when it cannot be read."""
-    then = parse_time(value)
+    then = parse_utc(value)
     if then is None:
         return None
     seconds = (now - then).total_seconds()
@@ -435,7 +421,7 @@ def _progress_part(progress: Progress, now: dt.datetime) -> ProgressPart:
             if evidence is None:
                 missing += 1
                 continue
-            then = parse_time(evidence.verified_at)
+            then = parse_utc(evidence.verified_at)
             if then is not None:
                 ages.append(max(0.0, (now - then).total_seconds()))
             sha = _short_sha(evidence.commit)
@@ -618,7 +604,7 @@ def latest_pass(progress: Progress) -> tuple[dt.datetime, str] | None:
     best: tuple[dt.datetime, str] | None = None
     for unit in progress.units:
         if unit.status == "done" and unit.evidence is not None:
-            when = parse_time(unit.evidence.verified_at)
+            when = parse_utc(unit.evidence.verified_at)
             if when is not None and (best is None or when > best[0]):
                 best = (when, unit.id)
     return best
@@ -633,12 +619,12 @@ def _log_part(
         return None, 0
     newest = max(
         with_errors,
-        key=lambda e: parse_time(e.get("mtime")) or dt.datetime.min.replace(tzinfo=dt.timezone.utc),
+        key=lambda e: parse_utc(e.get("mtime")) or dt.datetime.min.replace(tzinfo=dt.timezone.utc),
     )
     raw_lines = [str(x) for x in _list(newest.get("error_lines"))]
     path = str(newest.get("path") or "?")
     mtime = newest.get("mtime")
-    written = parse_time(mtime)
+    written = parse_utc(mtime)
     log_age = age(mtime, now)
     if passed is not None and written is not None and written < passed[0]:
         # The log has not changed since a later verification passed: its errors may be old.
@@ -968,7 +954,7 @@ def build_brief(
 ) -> Brief:
     """The brief model; ``now`` defaults to the snapshot's time, so the result is reproducible."""
     if now is None:
-        now = parse_time(snapshot.get("created_at")) or dt.datetime.now(dt.timezone.utc)
+        now = parse_utc(snapshot.get("created_at")) or dt.datetime.now(dt.timezone.utc)
     next_unit = pick_next(progress)
     return Brief(
         goal=redacted(progress.goal),

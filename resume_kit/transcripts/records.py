@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from resume_kit.redact import redact
+from resume_kit.timeutil import parse_utc
 
 MAX_ERRORS = 5
 MAX_ERROR_CHARS = 200
@@ -28,6 +29,7 @@ _STATUS_ALIASES = {
     "active": "in_progress",
 }
 _SPACE = re.compile(r"\s+")
+_WHOLE_SECONDS = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.\d+)?(.*)$")
 _EXIT_ONLY = re.compile(r"^(?:exit code:?|process exited with code) -?\d+\.?$", re.IGNORECASE)
 
 
@@ -138,25 +140,15 @@ def files_newest_first(
 
 def iso_time(value: Any) -> str | None:
     """An ISO-8601 UTC timestamp (seconds, ``Z``) from what the agent wrote, or None."""
-    if not isinstance(value, str) or not value:
-        return None
-    text = value.strip()
-    if text.endswith(("Z", "z")):
-        text = text[:-1] + "+00:00"
-    try:
-        moment = dt.datetime.fromisoformat(text)
-    except ValueError:
+    moment = parse_utc(value)
+    if moment is None and isinstance(value, str):
         # Python 3.10 rejects fractions that are not 3 or 6 digits long
-        match = re.match(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.\d+)?(.*)$", text)
-        if not match:
-            return None
-        try:
-            moment = dt.datetime.fromisoformat(match.group(1) + match.group(2))
-        except ValueError:
-            return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=dt.timezone.utc)
-    return moment.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        match = _WHOLE_SECONDS.match(value.strip())
+        if match:
+            moment = parse_utc(match.group(1) + match.group(2))
+    if moment is None:
+        return None
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def mtime_iso(path: Path) -> str | None:
