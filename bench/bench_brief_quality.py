@@ -39,6 +39,30 @@ def section(brief: str, heading: str) -> str:
     return match.group(1) if match else ""
 
 
+# `out/` (16 untracked files: `out/121.json` … `out/136.json`): many changes in one folder.
+_FOLDED = re.compile(r"`([^`]+/)` \((\d+) \w+ files: `([^`]+)` … `([^`]+)`\)")
+_NUMBER = re.compile(r"(\d+)")
+
+
+def named_paths(brief: str, changed: list[str]) -> list[str]:
+    """The changed paths a reader can name from the brief: listed verbatim, or in a folded
+    line whose count and first and last names are those of the folder's changed paths, and
+    whose names are a run of consecutive numbers (so every name between can be written out)."""
+    named = [path for path in changed if f"`{path}`" in brief]
+    for folder, count, first, last in _FOLDED.findall(brief):
+        inside = sorted(p for p in changed if p.startswith(folder) and "/" not in p[len(folder) :])
+        numbers = [int(m.group(1)) for p in inside if (m := _NUMBER.search(p[len(folder) :]))]
+        if (
+            len(inside) == int(count)
+            and inside[:1] == [first]
+            and inside[-1:] == [last]
+            and len(numbers) == len(inside)
+            and numbers == list(range(numbers[0], numbers[0] + len(inside)))
+        ):
+            named += [p for p in inside if p not in named]
+    return named
+
+
 def checks(brief: str, root: Path) -> list[Check]:
     from resume_kit import demo
     from resume_kit.gitcmd import run_git
@@ -50,9 +74,11 @@ def checks(brief: str, root: Path) -> list[Check]:
     total = len(progress.units)
     quirk = progress.require_unit(demo.unit_id(demo.QUIRK_DOC))
     next_part = section(brief, "Next")
-    status = run_git(root, "status", "--porcelain", "--", ".", ":!.resume-kit")
-    changed = sorted(line[3:] for line in status.splitlines())
-    named = [path for path in changed if path in brief]
+    outside = ("--", ".", ":!.resume-kit")
+    modified = run_git(root, "diff", "--name-only", "HEAD", *outside).splitlines()
+    untracked = run_git(root, "ls-files", "--others", "--exclude-standard", *outside).splitlines()
+    changed = sorted(modified + untracked)
+    named = named_paths(brief, changed)
 
     return [
         Check("the goal", progress.goal, progress.goal in brief),
