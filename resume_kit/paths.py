@@ -62,6 +62,21 @@ class Layout:
             return str(path)
 
 
+def as_posix(path: str) -> str:
+    """``Path(path).as_posix()``; a path already in that form (the usual case) is returned as
+    it is, without building a Path (snapshots handle thousands of declared paths)."""
+    if (
+        path
+        and path != "."
+        and not path.startswith("./")
+        and not path.endswith(("/", "/."))
+        and "//" not in path
+        and "/./" not in path
+    ):
+        return path
+    return Path(path).as_posix()
+
+
 def find_layout(start: Path | None = None) -> Layout:
     """Discover the work tree containing ``start`` (default: the current directory)."""
     from resume_kit.gitcmd import GitFailed, run_git

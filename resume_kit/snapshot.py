@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from resume_kit.config import Config
-from resume_kit.paths import GITIGNORE_BODY, Layout
+from resume_kit.paths import GITIGNORE_BODY, Layout, as_posix
 from resume_kit.progress import Progress
 from resume_kit.store import atomic_write, prune
 
@@ -172,7 +172,7 @@ def declared_artifacts(
     if progress is not None:
         for unit in progress.units:
             for artifact in unit.artifacts:
-                seen[Path(artifact).as_posix()] = None
+                seen[as_posix(artifact)] = None
     if config.artifacts:
         for path in expand_globs(root, config.artifacts):
             seen[path] = None
@@ -273,13 +273,14 @@ def unit_fingerprints(
     from resume_kit.fingerprint import fingerprint
 
     root = layout.root
+    base = str(root)
     memo: dict[tuple[tuple[str, ...], tuple[str, ...]], str] = {}
     summary: dict[str, dict[str, Any]] = {}
     for unit in progress.units:
         entry: dict[str, Any] = {"status": unit.status}
         if unit.status == "done":
             entry["missing_artifacts"] = [
-                a for a in unit.artifacts if not os.path.lexists(root / a)
+                a for a in unit.artifacts if not os.path.lexists(os.path.join(base, as_posix(a)))
             ]
             current: str | None = None
             if unit.evidence is not None:

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
+from hypothesis import given
+from hypothesis import strategies as st
+
+from resume_kit.paths import as_posix
 from resume_kit.snapshot import evidence_ancestry, load_known_ancestors, save_known_ancestors
 
 from .conftest import git
@@ -74,3 +78,8 @@ def test_saved_snapshot_is_json_with_a_line_per_top_level_key(repo: Path) -> Non
     keys = [line.split(":", 1)[0].strip() for line in text.splitlines()[1:-1]]
     assert keys == [json.dumps(key) for key in snapshot]
     assert "ünïcode" in text  # not escaped
+
+
+@given(st.text(alphabet="ab./\\ ~-_\x00é", max_size=12))
+def test_as_posix_is_pathlibs(path: str) -> None:
+    assert as_posix(path) == PurePosixPath(path).as_posix()

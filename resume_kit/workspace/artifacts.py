@@ -15,10 +15,13 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
 import stat
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
+
+from resume_kit.paths import as_posix
 
 if TYPE_CHECKING:
     from resume_kit.hashcache import HashCache
@@ -49,10 +52,10 @@ def content_hash(path: Path, size: int) -> str:
 
 
 def read_artifact(root: Path, rel: str, cache: HashCache | None = None) -> dict[str, Any]:
-    full = root / rel
+    full = os.path.join(root, rel)  # rel is in as_posix form: the same string as root / rel
     entry: dict[str, Any] = {"path": rel, "exists": False, "size": None, "sha256": None}
     try:
-        info = full.stat()  # follows symlinks: a broken link is a missing artifact
+        info = os.stat(full)  # follows symlinks: a broken link is a missing artifact
     except OSError:
         return entry
     entry["exists"] = True
@@ -61,9 +64,9 @@ def read_artifact(root: Path, rel: str, cache: HashCache | None = None) -> dict[
     entry["size"] = info.st_size
     with contextlib.suppress(OSError):  # unreadable: exists, size known, no hash
         if cache is not None and info.st_size <= FULL_HASH_LIMIT:
-            entry["sha256"] = cache.digest(str(full), info)
+            entry["sha256"] = cache.digest(full, info)
         else:
-            entry["sha256"] = content_hash(full, info.st_size)
+            entry["sha256"] = content_hash(Path(full), info.st_size)
     return entry
 
 
@@ -74,7 +77,7 @@ def read_artifacts(
     in the order given; ``cache`` remembers the hashes of files that did not change."""
     seen: dict[str, None] = {}
     for raw in paths:
-        rel = Path(raw).as_posix() if raw else raw
+        rel = as_posix(raw) if raw else raw
         if rel and rel not in seen:
             seen[rel] = None
     return [read_artifact(root, rel, cache) for rel in seen]
