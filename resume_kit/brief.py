@@ -148,26 +148,20 @@ def age(value: object, now: dt.datetime) -> str | None:
     if then is None:
         return None
     seconds = (now - then).total_seconds()
-    if seconds < 60:
-        return "just now"
+    return "just now" if seconds < 60 else f"{_duration(seconds)} ago"
+
+
+def _duration(seconds: float) -> str:
+    """``12 min``, ``3 h``, ``2 d``: rounded in the largest unit that fits, at least 1 min."""
     if seconds < 90 * 60:
-        return f"{round(seconds / 60)} min ago"
+        return f"{max(1, round(seconds / 60))} min"
     if seconds < 36 * 3600:
-        return f"{round(seconds / 3600)} h ago"
-    return f"{round(seconds / 86400)} d ago"
+        return f"{round(seconds / 3600)} h"
+    return f"{round(seconds / 86400)} d"
 
 
 def _age_span(seconds: list[float]) -> str:
-    def short(s: float) -> str:
-        if s < 90:
-            return "1 min"
-        if s < 90 * 60:
-            return f"{round(s / 60)} min"
-        if s < 36 * 3600:
-            return f"{round(s / 3600)} h"
-        return f"{round(s / 86400)} d"
-
-    low, high = short(min(seconds)), short(max(seconds))
+    low, high = _duration(min(seconds)), _duration(max(seconds))
     return f"{low} ago" if low == high else f"{low}–{high} ago"
 
 
