@@ -1,10 +1,13 @@
-"""Shared fixtures: real git repositories in temporary folders, the real CLI, isolated HOME."""
+"""Shared fixtures: real git repositories in temporary folders, the real CLI (also on a
+terminal), isolated HOME."""
 
 from __future__ import annotations
 
 import os
+import pty
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -86,6 +89,46 @@ def run_cli(
         stdin=None if input is not None else subprocess.DEVNULL,
     )
     return Result(proc.returncode, proc.stdout, proc.stderr)
+
+
+@dataclass
+class TerminalResult:
+    code: int
+    stdout: bytes
+    shown: str  # what the terminal received on stderr, escape sequences included
+
+
+def run_cli_on_terminal(*args: str, cwd: Path, env: dict[str, str]) -> TerminalResult:
+    """Run the real CLI with stderr on a pseudo-terminal (TERM=xterm, 100 columns), stdout on
+    a pipe, and collect everything the terminal was sent."""
+    master, replica = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "resume_kit", *args],
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=replica,
+        env={**os.environ, **env, "TERM": "xterm", "COLUMNS": "100"},
+    )
+    os.close(replica)
+    chunks: list[bytes] = []
+
+    def drain() -> None:
+        while True:
+            try:
+                data = os.read(master, 4096)
+            except OSError:
+                return
+            if not data:
+                return
+            chunks.append(data)
+
+    reader = threading.Thread(target=drain)
+    reader.start()
+    out, _ = proc.communicate(timeout=60)
+    reader.join(timeout=10)
+    os.close(master)
+    return TerminalResult(proc.returncode, out, b"".join(chunks).decode("utf-8", "replace"))
 
 
 @pytest.fixture

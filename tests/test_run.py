@@ -7,7 +7,6 @@ import collections
 import contextlib
 import json
 import os
-import pty
 import random
 import signal
 import subprocess
@@ -23,7 +22,7 @@ import yaml
 
 from resume_kit.paths import find_layout
 from resume_kit.progress import load
-from tests.conftest import git, run_cli
+from tests.conftest import git, run_cli, run_cli_on_terminal
 
 TRUST_ALL = {"RESUME_KIT_TRUST": "all"}
 FIXED_DATES = {
@@ -538,38 +537,11 @@ def test_plain_progress_lines_when_not_a_terminal(repo: Path) -> None:
 def test_progress_bar_on_a_terminal(repo: Path) -> None:
     make_items(repo, 3)
     write_progress(repo, batch_units(3))
-    master, replica = pty.openpty()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "resume_kit", "run"],
-        cwd=repo,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=replica,
-        env={**os.environ, **TRUST_ALL, "TERM": "xterm", "COLUMNS": "100"},
-    )
-    os.close(replica)
-    chunks: list[bytes] = []
-
-    def drain() -> None:
-        while True:
-            try:
-                data = os.read(master, 4096)
-            except OSError:
-                return
-            if not data:
-                return
-            chunks.append(data)
-
-    reader = threading.Thread(target=drain)
-    reader.start()
-    proc.communicate(timeout=60)
-    reader.join(timeout=10)
-    os.close(master)
-    shown = b"".join(chunks).decode("utf-8", "replace")
-    assert proc.returncode == 0, shown
-    assert "3/3" in shown  # the bar's done/total
-    assert "resume-kit: run: 3 units to go" not in shown  # the bar replaces the plain lines
-    assert "3 passed, 0 failed" in shown
+    result = run_cli_on_terminal("run", cwd=repo, env=TRUST_ALL)
+    assert result.code == 0, result.shown
+    assert "3/3" in result.shown  # the bar's done/total
+    assert "resume-kit: run: 3 units to go" not in result.shown  # the bar replaces the plain lines
+    assert "3 passed, 0 failed" in result.shown
 
 
 # --------------------------------------------------------------------------- refusals

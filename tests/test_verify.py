@@ -5,10 +5,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import pty
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -17,7 +15,7 @@ import yaml
 
 from resume_kit import verify
 from resume_kit.fingerprint import fingerprint
-from tests.conftest import git
+from tests.conftest import git, run_cli_on_terminal
 
 TRUST_ALL = {"RESUME_KIT_TRUST": "all"}
 
@@ -624,35 +622,8 @@ def test_live_progress_on_a_terminal(repo: Path) -> None:
             }
         ],
     )
-    master, slave = pty.openpty()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "resume_kit", "verify-next"],
-        cwd=repo,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=slave,
-        env={**os.environ, **TRUST_ALL, "TERM": "xterm", "COLUMNS": "100"},
-    )
-    os.close(slave)
-    chunks: list[bytes] = []
-
-    def drain() -> None:
-        while True:
-            try:
-                data = os.read(master, 4096)
-            except OSError:
-                return
-            if not data:
-                return
-            chunks.append(data)
-
-    reader = threading.Thread(target=drain)
-    reader.start()
-    out, _ = proc.communicate(timeout=60)
-    reader.join(timeout=10)
-    os.close(master)
-    assert proc.returncode == 0
-    shown = b"".join(chunks).decode("utf-8", "replace")
-    assert "resume-kit: running" not in shown  # the spinner replaces the plain lines
-    assert "ghp_abcdef" not in shown
-    assert out.startswith(b"passed: a")
+    result = run_cli_on_terminal("verify-next", cwd=repo, env=TRUST_ALL)
+    assert result.code == 0
+    assert "resume-kit: running" not in result.shown  # the spinner replaces the plain lines
+    assert "ghp_abcdef" not in result.shown
+    assert result.stdout.startswith(b"passed: a")
