@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 EXIT_OFF_SCRIPT = 70  # a step did not behave as the story says: a bug, reported as one
 RUN_KILL_AFTER = 6  # units the batch run starts before the demo kills it
-RUN_RESUME_UNITS = 10  # units the resumed run does
+RUN_RESUME_UNITS = 5  # units the resumed run does (enough to show where it starts)
 PLAIN_WIDTH = 88  # prose is wrapped to this in plain output; command output never is
 
 
