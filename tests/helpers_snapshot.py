@@ -1,4 +1,5 @@
-"""Helpers for the snapshot, reconcile and status tests: real progress files, real evidence."""
+"""Helpers for the command tests (snapshot, reconcile, status, verify-next, run, trust): real
+progress files, real evidence."""
 
 from __future__ import annotations
 

@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from resume_kit.paths import find_layout
 from resume_kit.progress import load
 from tests.conftest import git, run_cli, run_cli_on_terminal
+from tests.helpers_snapshot import write_progress
 
 TRUST_ALL = {"RESUME_KIT_TRUST": "all"}
 FIXED_DATES = {
@@ -32,14 +32,6 @@ FIXED_DATES = {
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def write_progress(repo: Path, units: list[dict[str, Any]]) -> Path:
-    path = repo / ".resume-kit" / "progress.yaml"
-    path.parent.mkdir(exist_ok=True)
-    doc = {"schema_version": 1, "goal": "run a batch", "units": units}
-    path.write_text(yaml.safe_dump(doc, sort_keys=False))
-    return path
 
 
 def read_units(repo: Path) -> dict[str, dict[str, Any]]:

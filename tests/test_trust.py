@@ -9,20 +9,12 @@ import sys
 from pathlib import Path
 
 import pytest
-import yaml
 
 from resume_kit import trust
 from resume_kit.progress import Unit
+from tests.helpers_snapshot import write_progress
 
 ROOT_PKG = Path(__file__).resolve().parent.parent
-
-
-def write_progress(repo: Path, units: list[dict[str, object]]) -> Path:
-    path = repo / ".resume-kit" / "progress.yaml"
-    path.parent.mkdir(exist_ok=True)
-    doc = {"schema_version": 1, "goal": "test trust", "units": units}
-    path.write_text(yaml.safe_dump(doc, sort_keys=False))
-    return path
 
 
 def test_approvals_live_in_xdg_data_home_and_never_store_the_command(

@@ -16,25 +16,14 @@ import yaml
 from resume_kit import verify
 from resume_kit.fingerprint import fingerprint
 from tests.conftest import git, run_cli_on_terminal
+from tests.helpers_snapshot import head, write_progress
 
 TRUST_ALL = {"RESUME_KIT_TRUST": "all"}
-
-
-def write_progress(repo: Path, units: list[dict[str, object]]) -> Path:
-    path = repo / ".resume-kit" / "progress.yaml"
-    path.parent.mkdir(exist_ok=True)
-    doc = {"schema_version": 1, "goal": "verify things", "units": units}
-    path.write_text(yaml.safe_dump(doc, sort_keys=False))
-    return path
 
 
 def read_units(repo: Path) -> dict[str, dict[str, object]]:
     doc = yaml.safe_load((repo / ".resume-kit" / "progress.yaml").read_text())
     return {u["id"]: u for u in doc["units"]}
-
-
-def head(repo: Path) -> str:
-    return git(repo, "rev-parse", "HEAD").stdout.strip()
 
 
 def process_gone(pid: int, within_s: float = 5.0) -> bool:

@@ -23,7 +23,8 @@ import yaml
 from resume_kit.paths import find_layout
 from resume_kit.progress import load
 from tests.conftest import run_cli
-from tests.test_verify import process_gone, wait_ready, write_progress
+from tests.helpers_snapshot import write_progress
+from tests.test_verify import process_gone, wait_ready
 
 GATED = "echo $$ > ready.fifo; cat gate.fifo > /dev/null; echo passed > result.txt"
 
