@@ -84,3 +84,13 @@ def commit_file(root: Path, name: str, text: str, message: str | None = None) ->
     git(root, "add", name)
     git(root, "commit", "-q", "-m", message or f"add {name}")
     return head(root)
+
+
+def conflicting_branches(root: Path, branch: str) -> None:
+    """``main`` and ``branch`` both change notes.md's only line, so merging or rebasing one onto
+    the other stops on a conflict; ``main`` is left checked out."""
+    commit_file(root, "notes.md", "base\n")
+    git(root, "checkout", "-q", "-b", branch)
+    commit_file(root, "notes.md", f"{branch}\n", f"{branch} edit")
+    git(root, "checkout", "-q", "main")
+    commit_file(root, "notes.md", "main\n", "main edit")

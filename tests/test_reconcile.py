@@ -18,6 +18,7 @@ from tests.helpers_snapshot import (
     by_code,
     codes,
     commit_file,
+    conflicting_branches,
     evidence,
     findings_for,
     head,
@@ -27,16 +28,8 @@ from tests.helpers_snapshot import (
 # --------------------------------------------------------------------------- git operations
 
 
-def _conflicting_branches(repo: Path) -> None:
-    commit_file(repo, "notes.md", "base\n")
-    git(repo, "checkout", "-q", "-b", "side")
-    commit_file(repo, "notes.md", "side\n", "side edit")
-    git(repo, "checkout", "-q", "main")
-    commit_file(repo, "notes.md", "main\n", "main edit")
-
-
 def test_conflicts_during_a_merge(repo: Path) -> None:
-    _conflicting_branches(repo)
+    conflicting_branches(repo, "side")
     write_progress(repo, [{"id": "a", "title": "A", "verify": "true"}])
     assert git(repo, "merge", "side", check=False).returncode != 0
     found = findings_for(repo)

@@ -10,15 +10,11 @@ import sys
 from pathlib import Path
 
 from tests.conftest import git, run_cli
-from tests.helpers_snapshot import commit_file, evidence, write_progress
+from tests.helpers_snapshot import commit_file, conflicting_branches, evidence, write_progress
 
 
 def _rebase_stopped_on_a_conflict(repo: Path) -> None:
-    commit_file(repo, "notes.md", "base\n")
-    git(repo, "checkout", "-q", "-b", "feature")
-    commit_file(repo, "notes.md", "feature\n", "feature notes")
-    git(repo, "checkout", "-q", "main")
-    commit_file(repo, "notes.md", "main\n", "main notes")
+    conflicting_branches(repo, "feature")
     git(repo, "checkout", "-q", "feature")
     assert git(repo, "rebase", "main", check=False).returncode != 0
 
