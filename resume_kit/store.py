@@ -320,8 +320,17 @@ class FileLock:
             return
         holder = _read_holder(self.path) or {}
         holder.update(fields)
-        with contextlib.suppress(OSError):
-            self.path.write_text(json.dumps(holder), encoding="utf-8")
+        # Replaced by rename, never rewritten in place: a kill mid-write must not leave an
+        # empty lock. No fsync: the record only matters while this machine stays up.
+        tmp = self.path.with_name(
+            f".{self.path.name}.{os.getpid()}.{random.randrange(1 << 30):x}.tmp"
+        )
+        try:
+            tmp.write_text(json.dumps(holder), encoding="utf-8")
+            os.replace(tmp, self.path)
+        except OSError:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
 
     def release(self) -> None:
         if self._held:
