@@ -116,6 +116,14 @@ def _glob_regex(pattern: str) -> str:
 _WILDCARD = re.compile(r"[*?\[]")
 
 
+def _compiles(regex: str) -> bool:
+    try:
+        re.compile(regex)
+    except re.error:
+        return False
+    return True
+
+
 class Ownership:
     """Which paths some unit owns through its ``files`` globs or its ``artifacts``."""
 
@@ -129,9 +137,9 @@ class Ownership:
             pattern = pattern.rstrip("/")
             if not pattern:
                 continue
-            if _WILDCARD.search(pattern):
+            if _WILDCARD.search(pattern) and _compiles(_glob_regex(pattern)):
                 self.wildcards.append(pattern)
-            else:
+            else:  # no wildcard, or one fnmatch would not accept either: the name itself
                 self.literals.add(pattern)
         self.wildcards = sorted(set(self.wildcards))
         self.regex = (

@@ -521,3 +521,12 @@ def test_ownership_globs(patterns: list[str], path: str, owned: bool) -> None:
 )
 def test_describe_age(then: str, now: str, text: str | None) -> None:
     assert describe_age(then, now) == text
+
+
+def test_a_files_pattern_that_is_no_valid_glob_is_taken_as_a_plain_name() -> None:
+    from resume_kit.reconcile import Ownership
+
+    owner = Ownership(["[!]x]", "[]", "src/*.py"])
+    assert owner.owns("src/a.py")
+    assert owner.owns("[!]x]")
+    assert not owner.owns("x")
