@@ -48,14 +48,19 @@ def parse_lastfailed(text: str) -> list[str] | None:
 
 def read_test_facts(root: Path) -> dict[str, Any]:
     """``{"pytest_last_failed": [node id, ...], "source": path relative to root | None}``."""
+    from resume_kit.redact import redact
+    from resume_kit.store import read_regular
+
     for cache in _candidates(root):
-        try:
-            if cache.stat().st_size > MAX_CACHE_BYTES:
-                continue
-            text = cache.read_text("utf-8", "replace")
+        try:  # a regular file only: a FIFO here would block the snapshot
+            text = read_regular(cache, MAX_CACHE_BYTES).decode("utf-8", "replace")
         except OSError:
             continue
         failed = parse_lastfailed(text)
         if failed is not None:
-            return {"pytest_last_failed": failed, "source": cache.relative_to(root).as_posix()}
+            # test ids are data: a parametrised id can carry a credential
+            return {
+                "pytest_last_failed": [redact(node) for node in failed],
+                "source": cache.relative_to(root).as_posix(),
+            }
     return {"pytest_last_failed": [], "source": None}
