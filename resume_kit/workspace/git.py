@@ -344,15 +344,19 @@ def read_git_facts(
                 item["added"], item["deleted"] = lines.get(item["path"], (None, None))
         commits = commits_later.result() if parsed["oid"] is not None else []
 
+    from resume_kit.redact import redact
+
+    # File names are data like any other text: a name can carry a credential (stored,
+    # shown and sent redacted; the line counts above were matched on the real names).
     submodules = [
-        {"path": display_path(p), "status": _submodule_status(root, p, sub_flags.get(p))}
+        {"path": redact(display_path(p)), "status": _submodule_status(root, p, sub_flags.get(p))}
         for p in dict.fromkeys([*submodule_paths(root), *sub_flags])
     ]
     for items in (changes["staged"], changes["unstaged"], changes["untracked"], conflicts):
         for item in items:
-            item["path"] = display_path(item["path"])
+            item["path"] = redact(display_path(item["path"]))
             if "from" in item:
-                item["from"] = display_path(item["from"])
+                item["from"] = redact(display_path(item["from"]))
 
     repo = {
         "root": str(root),

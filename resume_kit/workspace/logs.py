@@ -187,7 +187,7 @@ def read_logs(
             continue
         found.append(
             {
-                "path": rel,
+                "path": redact(rel),
                 "size": size,
                 "mtime": _iso(mtime),
                 "error_lines": error_lines(data.decode("utf-8", "replace")),
