@@ -937,6 +937,133 @@ def parse_and_validate(text: str, name: str = "progress.yaml") -> Progress:
     return validate(parse_text(text, name), name)
 
 
+def _strings(value: Any) -> list[str] | None:
+    if type(value) is list and all(type(item) is str for item in value):
+        return list(value)
+    return None
+
+
+def _evidence_from_cache(raw: Any) -> Evidence | None:
+    if type(raw) is not dict or not raw.keys() <= _EVIDENCE_KEY_SET:
+        return None
+    verified_at, commit, dirty = raw.get("verified_at"), raw.get("commit"), raw.get("dirty")
+    fingerprint, duration, log = raw.get("fingerprint"), raw.get("duration_s"), raw.get("log")
+    if (
+        type(verified_at) is not str
+        or (commit is not None and type(commit) is not str)
+        or type(dirty) is not bool
+        or type(fingerprint) is not str
+        or type(duration) not in (int, float)
+        or (log is not None and type(log) is not str)
+    ):
+        return None
+    return Evidence(verified_at, commit, dirty, fingerprint, float(cast(float, duration)), log)
+
+
+def _failure_from_cache(raw: Any) -> LastFailure | None:
+    if type(raw) is not dict or raw.keys() != _FAILURE_KEY_SET:
+        return None
+    at, code, signature = raw["at"], raw["exit_code"], raw["signature"]
+    repeats, excerpt = raw["repeats"], raw["excerpt"]
+    if (
+        type(at) is not str
+        or type(code) is not int
+        or type(signature) is not str
+        or type(repeats) is not int
+        or type(excerpt) is not str
+    ):
+        return None
+    return LastFailure(at, code, signature, repeats, excerpt)
+
+
+def _unit_from_cache(raw: Any) -> Unit | None:
+    if type(raw) is not dict or not raw.keys() <= _UNIT_KEY_SET:
+        return None
+    uid, title, status = raw.get("id"), raw.get("title"), raw.get("status")
+    if (
+        type(uid) is not str
+        or not ID_PATTERN.match(uid)
+        or type(title) is not str
+        or status not in STATUSES
+    ):
+        return None
+    verify = raw.get("verify")
+    if verify is not None and (type(verify) is not str or not verify.strip()):
+        return None
+    lists = [_strings(raw.get(key, [])) for key in ("files", "artifacts", "after")]
+    files, artifacts, after = lists
+    if files is None or artifacts is None or after is None:
+        return None
+    evidence = failure = None
+    if "evidence" in raw:
+        evidence = _evidence_from_cache(raw["evidence"])
+        if evidence is None:
+            return None
+    if "last_failure" in raw:
+        failure = _failure_from_cache(raw["last_failure"])
+        if failure is None:
+            return None
+    return Unit(
+        uid, title, cast(Status, status), verify, files, artifacts, after, evidence, failure
+    )
+
+
+def _action_from_cache(raw: Any) -> Action | None:
+    if type(raw) is not dict or not raw.keys() <= _ACTION_KEY_SET:
+        return None
+    key, description = raw.get("key"), raw.get("description")
+    status, at = raw.get("status"), raw.get("at")
+    if (
+        type(key) is not str
+        or type(description) is not str
+        or status not in ACTION_STATUSES
+        or (at is not None and type(at) is not str)
+    ):
+        return None
+    return Action(key, description, cast(Literal["success", "unknown", "failed"], status), at)
+
+
+_UNIT_KEY_SET = frozenset(UNIT_KEYS)
+_EVIDENCE_KEY_SET = frozenset(EVIDENCE_KEYS)
+_FAILURE_KEY_SET = frozenset(FAILURE_KEYS)
+_ACTION_KEY_SET = frozenset(ACTION_KEYS)
+
+
+def model_from_cache(data: Any) -> Progress | None:
+    """The model of cached data (what :func:`to_data` wrote for a validated model), built
+    without :func:`validate`'s per-field bookkeeping: the same Progress ``validate`` returns,
+    or None whenever the data is not in exactly that shape (then ``validate`` decides)."""
+    if type(data) is not dict or not data.keys() <= set(TOP_KEYS):
+        return None
+    version, goal, notes = data.get("schema_version"), data.get("goal"), data.get("notes")
+    units_raw, actions_raw = data.get("units"), data.get("actions", [])
+    if (
+        type(version) is not int
+        or version != SCHEMA_VERSION
+        or type(goal) is not str
+        or (notes is not None and type(notes) is not str)
+        or type(units_raw) is not list
+        or type(actions_raw) is not list
+    ):
+        return None
+    units = [_unit_from_cache(raw) for raw in units_raw]
+    actions = [_action_from_cache(raw) for raw in actions_raw]
+    if None in units or None in actions:
+        return None
+    problems = _Problems("cache")
+    checked = cast(list[Unit], units)
+    _check_graph(checked, problems)
+    if problems.items:
+        return None
+    return Progress(
+        goal=goal,
+        units=checked,
+        actions=cast(list[Action], actions),
+        notes=notes,
+        schema_version=SCHEMA_VERSION,
+    )
+
+
 def load(layout: Layout) -> ProgressDoc:
     path = layout.progress
     text = read_text(path)
@@ -946,8 +1073,10 @@ def load(layout: Layout) -> ProgressDoc:
     cached = _read_cache(layout, digest)
     model: Progress | None = None
     if cached is not None:
-        with contextlib.suppress(ProgressFileError):
-            model = validate(cached, path.name)
+        model = model_from_cache(cached)
+        if model is None:
+            with contextlib.suppress(ProgressFileError):
+                model = validate(cached, path.name)
     if model is None:
         model = parse_and_validate(text, path.name)
         cached = to_data(model)

@@ -1,0 +1,110 @@
+"""model_from_cache: the model of cached data is exactly what validate makes of it, or None."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from resume_kit.errors import ProgressFileError
+from resume_kit.progress import model_from_cache, to_data, validate
+
+IDS = st.sampled_from(["a", "b", "c", "doc-001", "x.y_z", "d", "e", "f", "g", "Bad", "", "a b"])
+TEXT = st.text(max_size=6) | st.sampled_from(["", " ", "sha256:ab", "2026-11-29T08:00:00Z"])
+ANY = st.none() | st.booleans() | st.integers(-3, 3) | st.floats(-2, 2) | TEXT | st.lists(TEXT)
+
+
+def maybe(strategy: Any, other: Any = ANY) -> Any:
+    """Nearly always ``strategy``; now and then a value of another type."""
+    return st.integers(0, 24).flatmap(lambda n: other if n == 0 else strategy)
+
+
+evidence = st.fixed_dictionaries(
+    {
+        "verified_at": maybe(TEXT),
+        "commit": maybe(st.none() | TEXT),
+        "dirty": maybe(st.booleans()),
+        "fingerprint": maybe(TEXT),
+        "duration_s": maybe(st.floats(0, 9) | st.integers(0, 9)),
+    },
+    optional={"log": maybe(TEXT)},
+)
+failure = st.fixed_dictionaries(
+    {
+        "at": maybe(TEXT),
+        "exit_code": maybe(st.integers(0, 130)),
+        "signature": maybe(TEXT),
+        "repeats": maybe(st.integers(1, 5)),
+        "excerpt": maybe(TEXT),
+    },
+)
+unit = st.fixed_dictionaries(
+    {"id": maybe(IDS), "title": maybe(TEXT), "status": maybe(st.sampled_from(["todo", "in_progress", "done", "blocked", "nope"]))},
+    optional={
+        "verify": maybe(TEXT),
+        "files": maybe(st.lists(TEXT, max_size=2)),
+        "artifacts": maybe(st.lists(TEXT, max_size=2)),
+        "after": maybe(st.lists(IDS, max_size=2)),
+        "evidence": maybe(evidence),
+        "last_failure": maybe(failure),
+    },
+)  # fmt: skip
+action = st.fixed_dictionaries(
+    {
+        "key": maybe(TEXT),
+        "description": maybe(TEXT),
+        "status": maybe(st.sampled_from(["success", "unknown", "failed", "x"])),
+    },
+    optional={"at": maybe(TEXT)},
+)
+document = st.fixed_dictionaries(
+    {"schema_version": maybe(st.sampled_from([1, 2, True])), "goal": maybe(TEXT),
+     "units": maybe(st.lists(unit, max_size=4))},
+    optional={"actions": maybe(st.lists(action, max_size=2)), "notes": maybe(st.none() | TEXT)},
+)  # fmt: skip
+
+
+def with_unknown_keys(data: dict[str, Any], where: int) -> dict[str, Any]:
+    """``data`` with an unknown key in one of its mappings (``where`` picks which)."""
+    data = copy.deepcopy(data)
+    mappings: list[dict[str, Any]] = [data]
+    units = data.get("units")
+    for unit in units if isinstance(units, list) else []:
+        if isinstance(unit, dict):
+            mappings.append(unit)
+            mappings += [v for v in unit.values() if isinstance(v, dict)]
+    actions = data.get("actions")
+    mappings += [a for a in actions if isinstance(a, dict)] if isinstance(actions, list) else []
+    mappings[where % len(mappings)]["unexpected"] = 1
+    return data
+
+
+def validated(data: Any) -> Any:
+    try:
+        return validate(copy.deepcopy(data), "cache")
+    except ProgressFileError:
+        return None
+
+
+@settings(max_examples=600, deadline=None)
+@given(document, st.none() | st.integers(0, 20))
+def test_fast_model_is_validates_model_or_none(data: dict[str, Any], unknown: int | None) -> None:
+    if unknown is not None:
+        data = with_unknown_keys(data, unknown)
+    fast = model_from_cache(copy.deepcopy(data))
+    if fast is not None:
+        assert fast == validated(data)
+        assert unknown is None
+
+
+@settings(max_examples=200, deadline=None)
+@given(document)
+def test_every_valid_model_round_trips_through_the_fast_path(data: dict[str, Any]) -> None:
+    model = validated(data)
+    if model is None:
+        return
+    cached = json.loads(json.dumps(to_data(model)))  # what the cache file holds
+    assert model_from_cache(cached) == model
