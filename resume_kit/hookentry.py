@@ -13,6 +13,10 @@ import os
 import sys
 
 PROGRESS_PATH = os.path.join(".resume-kit", "progress.yaml")
+# The unit in progress as the CLI last read it, keyed by the progress file's exact bytes (size
+# and CRC-32): a commit right after verify-next then skips scanning a file of 10,000 units.
+IN_PROGRESS_CACHE = os.path.join(".resume-kit", "cache", "in-progress")
+_CACHE_HEADER = "resume-kit in-progress 1"
 TRAILER_KEY = "Resume-Unit"
 SKIPPED_SOURCES = ("merge", "squash", "template")
 # Present in the (per-worktree) git dir while git replays or combines commits: a Resume-Unit
@@ -196,6 +200,45 @@ def unit_in_progress(text: str) -> str | None:
     return found
 
 
+def content_key(data: bytes) -> str:
+    import zlib  # a small C module: no site-packages needed
+
+    return f"{len(data)} {zlib.crc32(data):08x}"
+
+
+def cached_unit_in_progress(worktree: str, data: bytes) -> str | None:
+    """The unit id the cache holds for exactly these progress-file bytes ("" when none is in
+    progress), or None when the cache is missing, damaged or about other bytes."""
+    try:
+        with open(os.path.join(worktree, IN_PROGRESS_CACHE), encoding="utf-8") as handle:
+            lines = handle.read(4096).split("\n")
+    except (OSError, UnicodeDecodeError):
+        return None
+    if len(lines) != 4 or lines[0] != _CACHE_HEADER or lines[3] != "":
+        return None
+    if lines[1] != content_key(data):
+        return None
+    unit_id = lines[2]
+    return unit_id if unit_id == "" or valid_unit_id(unit_id) else None
+
+
+def write_unit_in_progress(worktree: str, data: bytes, unit_id: str | None) -> None:
+    """Record ``unit_id`` (None: no unit in progress) for these progress-file bytes. A cache,
+    not state: written without fsync, and any failure is ignored."""
+    path = os.path.join(worktree, IN_PROGRESS_CACHE)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(tmp, "w", encoding="utf-8") as handle:
+            handle.write(f"{_CACHE_HEADER}\n{content_key(data)}\n{unit_id or ''}\n")
+        os.replace(tmp, path)
+    except OSError:
+        try:  # noqa: SIM105 - contextlib is one import more on every commit
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+
 # --------------------------------------------------------------------------- commit message
 
 
@@ -290,11 +333,14 @@ def prepare_commit_msg(args: list[str], worktree: str = ".") -> int:
         return 0
     if b"in_progress" not in data:
         return 0
-    try:
-        unit_id = unit_in_progress(data.decode("utf-8"))
-    except ValueError as exc:  # includes UnicodeDecodeError
-        warn(f"no {TRAILER_KEY} trailer: {PROGRESS_PATH} does not parse ({exc})")
-        return 0
+    unit_id = cached_unit_in_progress(worktree, data)
+    if unit_id is None:
+        try:
+            unit_id = unit_in_progress(data.decode("utf-8"))
+        except ValueError as exc:  # includes UnicodeDecodeError
+            warn(f"no {TRAILER_KEY} trailer: {PROGRESS_PATH} does not parse ({exc})")
+            return 0
+    unit_id = unit_id or None
     if unit_id is None:
         return 0
     if not valid_unit_id(unit_id):

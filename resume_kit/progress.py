@@ -906,7 +906,7 @@ def _read_cache(layout: Layout, digest: str) -> dict[str, Any] | None:
     return None
 
 
-def _write_cache(layout: Layout, digest: str, data: dict[str, Any]) -> None:
+def _write_cache(layout: Layout, digest: str, data: dict[str, Any], text: str) -> None:
     import json
 
     payload = json.dumps(
@@ -914,6 +914,18 @@ def _write_cache(layout: Layout, digest: str, data: dict[str, Any]) -> None:
     )
     with contextlib.suppress(OSError):
         atomic_write(_cache_file(layout), payload)
+    _write_unit_in_progress(layout, data, text)
+
+
+IN_PROGRESS_CACHE = ".resume-kit/cache/in-progress"  # hookentry.IN_PROGRESS_CACHE
+
+
+def _write_unit_in_progress(layout: Layout, data: dict[str, Any], text: str) -> None:
+    """Tell the git hook which unit is in progress in exactly this text (see hookentry)."""
+    from resume_kit.hookentry import write_unit_in_progress
+
+    first = next((u["id"] for u in data.get("units", []) if u.get("status") == "in_progress"), None)
+    write_unit_in_progress(str(layout.root), text.encode("utf-8"), first)
 
 
 def _parse_fast(text: str) -> Any:
@@ -1077,11 +1089,13 @@ def load(layout: Layout) -> ProgressDoc:
         if model is None:
             with contextlib.suppress(ProgressFileError):
                 model = validate(cached, path.name)
+        if model is not None and not (layout.root / IN_PROGRESS_CACHE).exists():
+            _write_unit_in_progress(layout, cached, text)
     if model is None:
         model = parse_and_validate(text, path.name)
         cached = to_data(model)
         if layout.state_dir.is_dir():
-            _write_cache(layout, digest, cached)
+            _write_cache(layout, digest, cached, text)
     return ProgressDoc(path=path, progress=model, text=text, data=cached or to_data(model))
 
 
@@ -1097,7 +1111,7 @@ def save(layout: Layout, doc: ProgressDoc) -> bool:
     keep_history(doc.path, layout.history)
     atomic_write(doc.path, text)
     doc.text, doc.data, doc._raw = text, new_data, None
-    _write_cache(layout, _digest(text), new_data)
+    _write_cache(layout, _digest(text), new_data, text)
     return True
 
 
