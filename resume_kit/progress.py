@@ -950,9 +950,12 @@ def parse_and_validate(text: str, name: str = "progress.yaml") -> Progress:
 
 
 def _strings(value: Any) -> list[str] | None:
-    if type(value) is list and all(type(item) is str for item in value):
-        return list(value)
-    return None
+    if type(value) is not list:
+        return None
+    for item in value:  # a loop, not all(...): this runs 30,000 times for 10,000 units
+        if type(item) is not str:
+            return None
+    return list(value)
 
 
 def _evidence_from_cache(raw: Any) -> Evidence | None:
