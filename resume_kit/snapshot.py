@@ -688,6 +688,24 @@ def diff_snapshots(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> dic
 # --------------------------------------------------------------------------- plain text
 
 
+_CONTROL = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]"
+)
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\x1b": "\\e"}
+
+
+def terminal_line(text: str) -> str:
+    """``text`` as one printable line: newlines, escape sequences and bidi controls from file
+    names, commit subjects or logs are shown escaped, so they cannot forge lines of output."""
+
+    def escape(match: re.Match[str]) -> str:
+        char = match.group()
+        code = ord(char)
+        return _NAMED.get(char) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+
+    return _CONTROL.sub(escape, text)
+
+
 def short_sha(sha: Any) -> str:
     return str(sha)[:7] if sha else "none"
 
@@ -753,7 +771,7 @@ def describe_workspace(snapshot: Mapping[str, Any]) -> list[str]:
     state = snapshot.get("progress") or {}
     if state and not state.get("valid", True):
         lines.append(f"progress.yaml not usable: {state.get('error')}")
-    return lines
+    return [terminal_line(line) for line in lines]
 
 
 def render_diff(diff: Mapping[str, Any], snapshot: Mapping[str, Any]) -> str:
@@ -796,4 +814,4 @@ def render_diff(diff: Mapping[str, Any], snapshot: Mapping[str, Any]) -> str:
         out.extend(f"  {line}" for line in changes or ["nothing changed"])
     for note in snapshot.get("notes") or []:
         out.append(f"note: {note}")
-    return "\n".join(out)
+    return "\n".join(terminal_line(line) for line in out)

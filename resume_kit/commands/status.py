@@ -138,10 +138,10 @@ def _print_human(progress: Progress, snapshot: dict[str, Any], findings: list[Fi
     from rich.table import Table
     from rich.text import Text
 
-    from resume_kit.snapshot import describe_workspace
+    from resume_kit.snapshot import describe_workspace, terminal_line
 
     console = ui.stdout_console()
-    console.print(Text(f"goal: {progress.goal}"))
+    console.print(Text(terminal_line(f"goal: {progress.goal}")))
     if progress.units:
         table = Table(show_edge=False, pad_edge=False, header_style="bold")
         rows = unit_rows(progress, findings, str(snapshot.get("created_at") or ""))
@@ -154,7 +154,7 @@ def _print_human(progress: Progress, snapshot: dict[str, Any], findings: list[Fi
         for row in rows:
             cells = [
                 Text(row.id),
-                Text(_clip(row.title, title_w)),
+                Text(_clip(terminal_line(row.title), title_w)),
                 Text(row.status, style=styles.get(row.status, "")),
                 Text(row.evidence),
             ]
@@ -173,7 +173,7 @@ def _print_human(progress: Progress, snapshot: dict[str, Any], findings: list[Fi
         for item in findings:
             entry = Text("  ")
             entry.append(f"{item.severity:<5}", style=styles[item.severity])
-            entry.append(f" {item.code}: {item.message}")
+            entry.append(terminal_line(f" {item.code}: {item.message}"))
             console.print(entry)
     console.print(Text(summary_line(progress, findings)))
 
