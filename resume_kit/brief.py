@@ -813,7 +813,7 @@ def _warning_groups(findings: Sequence[Finding]) -> list[WarningGroup]:
                 severity=item.severity,
                 count=0,
                 units=[],
-                message=plain(item.message, 300),
+                message=plain(item.message, 600),  # whole: a cut could split a code span
             )
             groups[item.code] = group
         group.count += 1

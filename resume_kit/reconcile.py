@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import re
+import shlex
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -38,6 +39,24 @@ _OPERATION_FIX = {
 def _one_line(text: Any, limit: int = 120) -> str:
     line = " ".join(str(text).split())
     return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+_BACKTICK_RUN = re.compile(r"`+")
+
+
+def _data(text: Any, limit: int = 80) -> str:
+    """An untrusted value (a file name, a log line, a test id, an agent's text) on one line, as
+    an inline code span that no backtick inside it can close: in the brief it stays quoted data
+    and never reads as an instruction."""
+    # A backslash before a backtick would make the brief's line check distrust every span on
+    # the line (outside a span it escapes the backtick); inside a span it means nothing.
+    value = _one_line(text, limit).replace("\\`", "\\ `")
+    if not value:
+        return '""'
+    longest = max((len(run) for run in _BACKTICK_RUN.findall(value)), default=0)
+    ticks = "`" * (longest + 1)
+    pad = " " if value.startswith(("`", " ")) or value.endswith(("`", " ")) else ""
+    return f"{ticks}{pad}{value}{pad}{ticks}"
 
 
 def _some(items: list[str], limit: int = 3) -> str:
@@ -193,7 +212,8 @@ def _workspace_findings(repo: Mapping[str, Any]) -> list[Finding]:
             finding(
                 "CONFLICTS",
                 f"{len(conflicts)} conflicted file{'s' if len(conflicts) != 1 else ''}: "
-                f"{_some(conflicts)}; resolve the markers, then `git add` each file",
+                f"{_some([_data(c) for c in conflicts])}; resolve the markers, then `git add` "
+                "each file",
             )
         )
     return found
@@ -219,7 +239,8 @@ def _done_unit_findings(unit: Unit, facts: Mapping[str, Any], now: Any) -> list[
             finding(
                 "DONE_ARTIFACT_MISSING",
                 f"{unit.id}: done, but its artifact{'s' if len(missing) != 1 else ''} "
-                f"{_some(missing)} {'are' if len(missing) != 1 else 'is'} missing; "
+                f"{_some([_data(m) for m in missing])} {'are' if len(missing) != 1 else 'is'} "
+                "missing; "
                 "re-run `resume-kit verify-next --stale`",
                 unit.id,
             )
@@ -250,7 +271,7 @@ def _stuck(unit: Unit) -> Finding | None:
     failure = unit.last_failure
     if unit.status == "done" or failure is None or failure.repeats < 3:
         return None
-    excerpt = _one_line(failure.excerpt.splitlines()[-1], 100) if failure.excerpt.strip() else ""
+    excerpt = _data(failure.excerpt.splitlines()[-1], 100) if failure.excerpt.strip() else ""
     return finding(
         "UNIT_STUCK",
         f"{unit.id}: failed {failure.repeats} times in a row with the same error"
@@ -287,7 +308,8 @@ def _unaccounted(progress: Progress, snapshot: Mapping[str, Any]) -> Finding | N
     return finding(
         "UNACCOUNTED_CHANGES",
         f"{len(stray)} changed file{'s' if len(stray) != 1 else ''} no unit owns{more}: "
-        f"{_some(stray)}; add them to a unit's `files`, or commit or revert them",
+        f"{_some([_data(p) for p in stray])}; add them to a unit's `files`, or commit or "
+        "revert them",
     )
 
 
@@ -298,7 +320,7 @@ def _tests(snapshot: Mapping[str, Any]) -> Finding | None:
     return finding(
         "TESTS_FAILING",
         f"pytest's last run left {len(failing)} failing test{'s' if len(failing) != 1 else ''}: "
-        f"{_some([_one_line(t, 80) for t in failing])}; re-run them with `pytest --lf`",
+        f"{_some([_data(t) for t in failing])}; re-run them with `pytest --lf`",
     )
 
 
@@ -315,8 +337,8 @@ def _log_errors(snapshot: Mapping[str, Any]) -> Finding | None:
     others = len(with_errors) - 1
     return finding(
         "LOG_ERRORS",
-        f"{newest.get('path')} has {len(lines)} error line{'s' if len(lines) != 1 else ''}, "
-        f'last: "{_one_line(lines[-1], 100)}"'
+        f"{_data(newest.get('path'))} has {len(lines)} error line{'s' if len(lines) != 1 else ''}, "
+        f"last: {_data(lines[-1], 100)}"
         + (f" (+{others} more log{'s' if others != 1 else ''} with errors)" if others else "")
         + "; check whether they still apply",
     )
@@ -326,9 +348,11 @@ def _side_effects(progress: Progress) -> list[Finding]:
     return [
         finding(
             "SIDE_EFFECT_UNKNOWN",
-            f"side effect '{action.key}' ({_one_line(action.description, 80)}) has an unknown "
+            f"side effect {_data(action.key)} ({_data(action.description)}) has an unknown "
             "outcome; check it before retrying with the same key, then "
-            f"`resume-kit action record {action.key} --status success|failed`",
+            + _data(
+                f"resume-kit action record {shlex.quote(action.key)} --status success|failed", 200
+            ),
         )
         for action in progress.actions
         if action.status == "unknown"
@@ -353,7 +377,7 @@ def _transcript(progress: Progress, snapshot: Mapping[str, Any]) -> list[Finding
         found.append(
             finding(
                 "TRANSCRIPT_DISAGREES",
-                f'{unit.id}: the agent\'s todo list marks "{_one_line(todo, 80)}" completed, '
+                f"{unit.id}: the agent's todo list marks {_data(todo)} completed, "
                 f"but the unit is {unit.status}, not verified; "
                 f"run `resume-kit verify-next --unit {unit.id}`",
                 unit.id,
@@ -388,7 +412,7 @@ def reconcile(progress: Progress | None, snapshot: Mapping[str, Any]) -> list[Fi
         found.append(
             finding(
                 "PROGRESS_INVALID",
-                f"progress.yaml is not usable: {_one_line(state.get('error') or 'not loaded', 200)}"
+                f"progress.yaml is not usable: {_data(state.get('error') or 'not loaded', 200)}"
                 "; fix it by hand (resume-kit never overwrites it)",
             )
         )
@@ -419,5 +443,5 @@ def reconcile(progress: Progress | None, snapshot: Mapping[str, Any]) -> list[Fi
     if progress is None:
         notes = [n for n in notes if not n.startswith("progress.yaml")]
     for note in notes[:MAX_NOTES]:
-        found.append(finding("SNAPSHOT_NOTE", f"snapshot note: {_one_line(note, 200)}"))
+        found.append(finding("SNAPSHOT_NOTE", f"snapshot note: {_data(note, 200)}"))
     return _finalise(found, order)
