@@ -20,7 +20,7 @@ from resume_kit.typerfast import _DELEGATE, LazyCoercion, _parameters, fast_valu
 try:
     from typer import _click as click
 except ImportError:  # pragma: no cover
-    import click  # type: ignore[no-redef]
+    import click  # type: ignore[no-redef,import-not-found,unused-ignore]
 
 
 def _command() -> Any:
