@@ -1,0 +1,671 @@
+"""resume-kit's benchmark suite: the one entry point. Writes docs/benchmarks.md.
+
+    python bench/run.py [--quick] [--sizes small,large,huge] [--rounds N] [--keep]
+                        [--dir DIR] [--out docs/benchmarks.md] [--no-doc]
+
+Builds its workspaces (see ``bench/workspaces.py``) in a temporary folder, never in the
+repository, then measures with the real CLI in child processes, in rounds whose order rotates,
+so every figure in a table shared the machine's load with the others (this machine is noisy:
+only ratios measured side by side mean much). Figures are medians over the rounds:
+
+* ``brief``, ``snapshot`` and ``status`` wall time as a ratio to the floor: a bare
+  ``python -S -c pass`` plus ``git status --porcelain=v2 -z`` on the same tree;
+  warm (progress cache present) and cold (``.resume-kit/cache/progress.json`` removed first,
+  as after a hand edit of progress.yaml);
+* peak memory of each: ``ru_maxrss`` from ``os.wait4`` on the child (the child and the
+  processes it waited for, the larger of them);
+* time ``git commit`` takes with the hooks installed minus without, in a clone of the
+  workspace, alternating commits, the background snapshot awaited between commits (untimed);
+* ``verify-next`` wall time minus running its verify command directly with ``/bin/sh -c``;
+* brief tokens (cl100k_base) against the tokens of the agent session it replaces.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(1, str(REPO))
+
+import workspaces  # noqa: E402
+
+PYTHON = sys.executable
+CLI = [PYTHON, "-m", "resume_kit"]
+DEFAULT_ROUNDS = {"small": 9, "large": 7, "huge": 5}
+HOOK_COMMITS = {"small": 15, "large": 11, "huge": 7}
+
+# Targets (issue 7).
+BRIEF_RATIO_LARGE = 3.0
+BRIEF_S_HUGE = 1.0
+BRIEF_MB_HUGE = 150.0
+HOOK_MS = 30.0
+VERIFY_MS = 150.0
+
+
+@dataclass
+class Sample:
+    wall: float
+    rss_kb: int
+
+
+@dataclass
+class Series:
+    samples: list[Sample] = field(default_factory=list)
+
+    def add(self, sample: Sample) -> None:
+        self.samples.append(sample)
+
+    @property
+    def wall(self) -> float:
+        return statistics.median(s.wall for s in self.samples)
+
+    @property
+    def rss_mb(self) -> float:
+        return max(s.rss_kb for s in self.samples) / 1024
+
+
+TIME = "/usr/bin/time" if os.access("/usr/bin/time", os.X_OK) else None
+
+
+def spawn(
+    argv: list[str],
+    cwd: Path,
+    env: dict[str, str],
+    ok: tuple[int, ...] = (0,),
+) -> Sample:
+    """Wall time and peak RSS of one child process (stdout discarded, stdin empty).
+
+    A child's ``ru_maxrss`` starts from the RSS of the process that forked it, so when
+    ``/usr/bin/time`` exists it does the forking (its own RSS is a couple of MB) and reports
+    the child's ``ru_maxrss``; without it, ``os.wait4`` on the child (bounded below by this
+    process's RSS). Wall time is measured here either way.
+    """
+    with tempfile.NamedTemporaryFile(prefix="rk-rss-") as rss, tempfile.TemporaryFile() as err:
+        command = [TIME, "-f", "%M", "-o", rss.name, *argv] if TIME else argv
+        started = time.perf_counter()
+        proc = subprocess.Popen(
+            command,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+        )
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - started
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode not in ok:
+            err.seek(0)
+            detail = err.read().decode("utf-8", "replace")[-2000:]
+            raise SystemExit(f"{' '.join(argv)} in {cwd} exited {proc.returncode}:\n{detail}")
+        rss_kb = usage.ru_maxrss
+        if TIME:
+            reported = Path(rss.name).read_text().split()
+            rss_kb = int(reported[-1]) if reported and reported[-1].isdigit() else rss_kb
+    return Sample(wall, rss_kb)
+
+
+def alternate(
+    rounds: int, tasks: dict[str, Callable[[], Sample]], before: Callable[[str], None] | None = None
+) -> dict[str, Series]:
+    """Run every task once per round, the order rotating each round; a series per task."""
+    names = list(tasks)
+    series = {name: Series() for name in names}
+    for r in range(rounds):
+        shift = r % len(names)
+        for name in names[shift:] + names[:shift]:
+            if before is not None:
+                before(name)
+            series[name].add(tasks[name]())
+    return series
+
+
+# --------------------------------------------------------------------------- machine
+
+
+def machine() -> dict[str, str]:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    ram = "?"
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                ram = f"{int(line.split()[1]) / 1024 / 1024:.1f} GiB"
+                break
+    except OSError:
+        pass
+    git_version = subprocess.run(["git", "--version"], capture_output=True, text=True).stdout
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True
+    ).stdout.strip()
+    dirty = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=no"],
+        cwd=REPO, capture_output=True, text=True,
+    ).stdout.strip()  # fmt: skip
+    load = os.getloadavg()
+    return {
+        "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "cpu": cpu,
+        "cores": str(os.cpu_count()),
+        "ram": ram,
+        "os": f"{platform.system()} {platform.release()}",
+        "python": platform.python_version(),
+        "git": git_version.strip().removeprefix("git version "),
+        "load": f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f}",
+        "commit": commit + (" (+ uncommitted changes)" if dirty else ""),
+    }
+
+
+# --------------------------------------------------------------------------- measurements
+
+
+def progress_cache(ws: workspaces.Workspace) -> Path:
+    return ws.root / ".resume-kit" / "cache" / "progress.json"
+
+
+def measure_commands(ws: workspaces.Workspace, rounds: int) -> dict[str, Series]:
+    root, env = ws.root, ws.env
+
+    def floor_python() -> Sample:
+        return spawn([PYTHON, "-S", "-c", "pass"], root, env)
+
+    def floor_git() -> Sample:
+        return spawn(["git", "status", "--porcelain=v2", "-z"], root, env)
+
+    def cli(*args: str) -> Callable[[], Sample]:
+        return lambda: spawn([*CLI, *args], root, env)
+
+    def cold(*args: str) -> Callable[[], Sample]:
+        def run() -> Sample:
+            progress_cache(ws).unlink(missing_ok=True)
+            return spawn([*CLI, *args], root, env)
+
+        return run
+
+    tasks = {
+        "floor: python -S -c pass": floor_python,
+        "floor: git status --porcelain=v2 -z": floor_git,
+        "resume-kit --version (CLI start-up)": cli("--version"),
+        "brief": cli("brief"),
+        "brief (cold cache)": cold("brief"),
+        "snapshot": cli("snapshot"),
+        "snapshot (cold cache)": cold("snapshot"),
+        "status": cli("status"),
+    }
+    for task in tasks.values():  # warm-up: page cache, .pyc files, the progress cache
+        task()
+    cli("status")()
+    return alternate(rounds, tasks)
+
+
+def measure_verify(ws: workspaces.Workspace, rounds: int) -> dict[str, Series]:
+    """verify-next on the unit in progress (made to pass) against its command run directly."""
+    root, env = ws.root, ws.env
+    artifact = root / workspaces.artifact_path(int(ws.next_unit.split("-")[1]))
+    artifact.write_text(json.dumps({"party_a": "A", "party_b": "B", "date": "d", "amount": 1}))
+    spawn([*CLI, "status"], root, env)  # the progress cache is warm
+    progress = root / ".resume-kit" / "progress.yaml"
+    pristine = progress.read_bytes()
+    cache = progress_cache(ws).read_bytes()
+
+    def restore(name: str) -> None:
+        progress.write_bytes(pristine)
+        progress_cache(ws).write_bytes(cache)
+
+    tasks = {
+        "verify command alone (/bin/sh -c)": lambda: spawn(
+            ["/bin/sh", "-c", ws.next_verify], root, env
+        ),
+        "verify-next": lambda: spawn([*CLI, "verify-next"], root, env),
+    }
+    restore("")
+    tasks["verify-next"]()  # warm-up
+    series = alternate(rounds, tasks, restore)
+    restore("")
+    artifact.unlink()
+    return series
+
+
+def wait_for_snapshot(repo: Path, env: dict[str, str], deadline_s: float = 120.0) -> bool:
+    head = workspaces.git(repo, env, "rev-parse", "HEAD").strip()
+    folder = repo / ".resume-kit" / "snapshots"
+    end = time.monotonic() + deadline_s
+    while time.monotonic() < end:
+        newest = sorted(folder.glob("*.json")) if folder.is_dir() else []
+        if newest:
+            try:
+                if json.loads(newest[-1].read_text())["repo"]["head"] == head:
+                    return True
+            except (ValueError, KeyError, OSError):
+                pass
+        time.sleep(0.05)
+    return False
+
+
+def wait_quiet(folder: Path, deadline_s: float = 120.0) -> None:
+    """Until no background snapshot of this clone still runs (removing the folder fails)."""
+    end = time.monotonic() + deadline_s
+    while time.monotonic() < end:
+        try:
+            shutil.rmtree(folder)
+            return
+        except OSError:
+            time.sleep(0.2)
+
+
+def measure_hooks(ws: workspaces.Workspace, commits: int) -> tuple[dict[str, Series], int, int]:
+    """git commit with the hooks against without, alternating, in a clone of the workspace."""
+    env = ws.env
+    clone = ws.base / "hooks-clone"
+    subprocess.run(
+        ["git", "clone", "-q", str(ws.root), str(clone)], env=env, check=True, capture_output=True
+    )
+    for key, value in (("commit.gpgsign", "false"), ("gc.auto", "0")):
+        workspaces.git(clone, env, "config", key, value)
+    spawn([*CLI, "hook", "install"], clone, env)
+    hooks = str(clone / ".git" / "hooks")
+    empty = ws.base / "no-hooks"
+    empty.mkdir(exist_ok=True)
+    work = clone / "work.txt"
+    counter = [0]
+    missed = [0]
+
+    def commit(hooks_path: str) -> Sample:
+        counter[0] += 1
+        work.write_text(f"change {counter[0]}\n")
+        workspaces.git(clone, env, "add", "work.txt")
+        sample = spawn(
+            [
+                "git",
+                "-c",
+                f"core.hooksPath={hooks_path}",
+                "commit",
+                "-q",
+                "-m",
+                f"change {counter[0]}",
+            ],
+            clone,
+            env,
+        )
+        return sample
+
+    def with_hooks() -> Sample:
+        sample = commit(hooks)
+        if not wait_for_snapshot(clone, env):
+            missed[0] += 1
+        return sample
+
+    tasks = {
+        "git commit without hooks": lambda: commit(str(empty)),
+        "git commit with hooks": with_hooks,
+    }
+    for task in tasks.values():
+        task()
+    series = alternate(commits, tasks)
+    log = workspaces.git(
+        clone, env, "log", f"-{2 * (commits + 1)}", "--format=%(trailers:valueonly)"
+    )
+    trailers = log.count(ws.next_unit)
+    wait_quiet(clone)
+    return series, trailers, missed[0]
+
+
+def brief_tokens(ws: workspaces.Workspace) -> tuple[int, int, int]:
+    """(brief tokens, session text tokens, session bytes)."""
+    from resume_kit.tokens import count_tokens
+
+    proc = subprocess.run(
+        [*CLI, "brief"], cwd=ws.root, env=ws.env, capture_output=True, text=True, check=True
+    )
+    brief = count_tokens(proc.stdout)
+    block = sum(count_tokens(text) for text in ws.session_block_text)
+    tail = sum(count_tokens(text) for text in ws.session_tail_text)
+    return brief, block * ws.session_blocks + tail, ws.session.stat().st_size
+
+
+def measure_run_overhead() -> str | None:
+    """bench/bench_run_overhead.py's summary (`resume-kit run` per-unit overhead)."""
+    script = HERE / "bench_run_overhead.py"
+    if not script.is_file() or not (REPO / "resume_kit" / "commands" / "run.py").is_file():
+        return None
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH")) if p)
+    proc = subprocess.run(
+        [PYTHON, str(script), "--units", "100", "--rounds", "3"],
+        capture_output=True, text=True, cwd=REPO, env=env,
+    )  # fmt: skip
+    return proc.stdout.strip() if proc.returncode == 0 else f"failed: {proc.stderr.strip()[-300:]}"
+
+
+# --------------------------------------------------------------------------- report
+
+
+@dataclass
+class SizeResult:
+    spec: workspaces.Spec
+    build_s: float
+    rounds: int
+    commands: dict[str, Series]
+    verify: dict[str, Series] | None = None
+    hooks: dict[str, Series] | None = None
+    hook_commits: int = 0
+    trailers: int = 0
+    missed_snapshots: int = 0
+    tokens: tuple[int, int, int] | None = None
+
+    @property
+    def floor(self) -> float:
+        return (
+            self.commands["floor: python -S -c pass"].wall
+            + self.commands["floor: git status --porcelain=v2 -z"].wall
+        )
+
+
+@dataclass
+class Target:
+    what: str
+    goal: str
+    measured: str
+    met: bool
+    why: str = ""
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:.0f} ms" if seconds < 10 else f"{seconds:.1f} s"
+
+
+def command_table(res: SizeResult) -> list[str]:
+    lines = [
+        "| command | median wall | × floor | peak RSS |",
+        "|---|---:|---:|---:|",
+    ]
+    floor = res.floor
+    for name, series in res.commands.items():
+        ratio = "" if name.startswith("floor") else f"{series.wall / floor:.1f}×"
+        lines.append(f"| `{name}` | {ms(series.wall)} | {ratio} | {series.rss_mb:.0f} MB |")
+    lines.append(f"| **floor** (sum of the two) | {ms(floor)} | 1.0× | |")
+    return lines
+
+
+WHY = {
+    "brief-ratio": (
+        "Two parts of the floor's size are fixed costs of this design: starting the CLI "
+        "(Python with site-packages, typer, the modules the brief needs: the `--version` row "
+        "plus ~40 ms of imports) and reading git, which is `git status` and then, because the "
+        "change lists are capped at 200 paths each, two `git diff --numstat` limited to those "
+        "paths (git matches every index entry against every path: about as long as the status "
+        "itself on 20,000 files). On top come the exact token count (cl100k_base, ~80 ms CPU "
+        "to load, started in a thread while git runs), the 1,500 done units' fingerprints "
+        "(from the stat-keyed hash cache), the log and transcript tails, rendering and writing "
+        "the snapshot. Meeting 3x would need the snapshot to drop the line counts or the CLI "
+        "to start without typer; neither is a performance fix."
+    ),
+    "brief-huge-time": (
+        "On 100,000 files `git status` is most of the floor, and the two capped `git diff "
+        "--numstat` runs after it cost 0.2-0.3 s more (pathspec matching of 100,000 index "
+        "entries against 200 paths); 7,500 done units' fingerprints, the progress model of "
+        "10,000 units and a 3 MB snapshot file come on top. The margin is thin: the result "
+        "depends on the load of this shared 2-core machine while the bench runs (see the load "
+        "averages above)."
+    ),
+    "brief-huge-memory": "Peak memory is the largest of the CLI and the git processes it runs.",
+    "hooks": (
+        "prepare-commit-msg costs one `python -S` start, two small sh scripts and one "
+        "`git interpret-trailers`; post-commit forks the detached, niced snapshot. On the huge "
+        "tree that snapshot (about a second of CPU) still competes with the next commits on "
+        "2 cores, and `git commit` itself takes a quarter second there."
+    ),
+    "verify": (
+        "verify-next starts the CLI (the `--version` row), loads the progress model three "
+        "times (pick the unit; the transaction under the lock; the report of the next unit), "
+        "runs `git status -uno` for the evidence's `dirty` flag (a full index scan: on 100,000 "
+        "files about the git floor), fingerprints the unit, then rewrites progress.yaml "
+        "(ruamel.yaml re-renders the changed unit's block; the history copy; the cache)."
+    ),
+}
+
+
+def targets(results: dict[str, SizeResult]) -> list[Target]:
+    out: list[Target] = []
+    large, huge = results.get("large"), results.get("huge")
+    if large:
+        ratio = large.commands["brief"].wall / large.floor
+        out.append(Target("`brief` on large (warm)", f"≤ {BRIEF_RATIO_LARGE:.0f}× floor",
+                          f"{ratio:.1f}×", ratio <= BRIEF_RATIO_LARGE, WHY["brief-ratio"]))  # fmt: skip
+    if huge:
+        wall = huge.commands["brief"].wall
+        rss = huge.commands["brief"].rss_mb
+        out.append(Target("`brief` on huge (warm)", f"≤ {BRIEF_S_HUGE:.0f} s", ms(wall),
+                          wall <= BRIEF_S_HUGE, WHY["brief-huge-time"]))  # fmt: skip
+        out.append(Target("`brief` on huge (warm), memory", f"≤ {BRIEF_MB_HUGE:.0f} MB",
+                          f"{rss:.0f} MB", rss <= BRIEF_MB_HUGE, WHY["brief-huge-memory"]))  # fmt: skip
+    for name, res in results.items():
+        if res.hooks:
+            added = (
+                res.hooks["git commit with hooks"].wall - res.hooks["git commit without hooks"].wall
+            )
+            out.append(Target(f"hooks added to `git commit` ({name})", f"≤ {HOOK_MS:.0f} ms",
+                              ms(added), added * 1000 <= HOOK_MS, WHY["hooks"]))  # fmt: skip
+        if res.verify:
+            added = (
+                res.verify["verify-next"].wall
+                - res.verify["verify command alone (/bin/sh -c)"].wall
+            )
+            out.append(Target(f"`verify-next` overhead ({name})", f"≤ {VERIFY_MS:.0f} ms",
+                              ms(added), added * 1000 <= VERIFY_MS, WHY["verify"]))  # fmt: skip
+    return out
+
+
+def render_doc(
+    info: dict[str, str],
+    results: dict[str, SizeResult],
+    run_overhead: str | None,
+    imports_ok: str,
+    argv: list[str],
+    total_s: float,
+) -> str:
+    lines = [
+        "# Benchmarks",
+        "",
+        "Written by `python bench/run.py` (do not edit by hand; re-run it). Every figure is a "
+        "median over rounds in which the commands ran alternately, in rotating order, on the same "
+        "tree, so each shared the machine's load with the others. Peak RSS is `ru_maxrss` of the "
+        "child from `os.wait4` (the child or the processes it waited for, the larger). The "
+        "workspaces are generated by `bench/workspaces.py` in a temporary folder.",
+        "",
+        "**Floor** = a bare `python -S -c pass` plus `git status --porcelain=v2 -z` on the same "
+        "tree. **Warm** = the progress cache (`.resume-kit/cache/progress.json`, the validated "
+        "model keyed by the SHA-256 of progress.yaml) is present, as on every run after the first "
+        "since progress.yaml last changed; **cold** = that cache removed first, as after a hand "
+        "edit of progress.yaml (the file is then parsed with libyaml).",
+        "",
+        "## Machine",
+        "",
+        f"- date: {info['date']}; resume-kit commit {info['commit']}",
+        f"- CPU: {info['cpu']}, {info['cores']} cores; RAM {info['ram']}; {info['os']}",
+        f"- Python {info['python']}; git {info['git']}",
+        f"- load average at start: {info['load']}, at the end: {info['load_end']} (a shared "
+        "machine: other work ran alongside)",
+        f"- command: `python bench/run.py {' '.join(argv)}`; total time {total_s / 60:.1f} min",
+        "",
+        "## Targets",
+        "",
+        "| target | goal | measured | |",
+        "|---|---|---|---|",
+    ]
+    found = targets(results)
+    for t in found:
+        lines.append(f"| {t.what} | {t.goal} | {t.measured} | {'met' if t.met else '**missed**'} |")
+    lines.append(f"| hook path, `status`, `snapshot`, `brief` import no heavy module they do "
+                 f"not need | `tests/test_imports.py` | {imports_ok} | "
+                 f"{'met' if imports_ok == 'passes' else '**missed**'} |")  # fmt: skip
+    missed = [t for t in found if not t.met]
+    if missed:
+        lines += ["", "Misses:", ""]
+        lines += [f"- {t.what}: {t.measured} against {t.goal}. {t.why}" for t in missed]
+    lines += ["", "## Workspaces", "", "| | tracked files | changed | untracked | units (done) "
+              "| log | agent session | built in |", "|---|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
+    for name, res in results.items():
+        s = res.spec
+        lines.append(
+            f"| {name} | {s.tracked:,} | {s.changed:,} | {s.untracked:,} | {s.units:,} "
+            f"({s.done:,}) | {s.log_mb} MB | {s.session_mb} MB | {res.build_s:.0f} s |"
+        )
+    for name, res in results.items():
+        lines += ["", f"## {name}", "", f"{res.rounds} rounds.", ""]
+        lines += command_table(res)
+        if res.verify:
+            v = res.verify
+            direct, verify = v["verify command alone (/bin/sh -c)"], v["verify-next"]
+            lines += [
+                "",
+                f"`verify-next` on the unit in progress (its command passes), {len(verify.samples)} "
+                "rounds, progress.yaml and its cache restored between runs (untimed):",
+                "",
+                "| | median wall | peak RSS |",
+                "|---|---:|---:|",
+                f"| verify command alone (`/bin/sh -c`) | {ms(direct.wall)} | {direct.rss_mb:.0f} MB |",
+                f"| `resume-kit verify-next` | {ms(verify.wall)} | {verify.rss_mb:.0f} MB |",
+                f"| **overhead** | {ms(verify.wall - direct.wall)} | |",
+            ]
+        if res.hooks:
+            h = res.hooks
+            plain, hooked = h["git commit without hooks"], h["git commit with hooks"]
+            lines += [
+                "",
+                f"`git commit` of a one-line change in a clone of the workspace, {res.hook_commits} "
+                "commits each way, alternating; the detached post-commit snapshot is awaited "
+                "(untimed) after each hooked commit. "
+                f"Resume-Unit trailers on the hooked commits: {res.trailers}/{res.hook_commits + 1}"
+                + (
+                    f"; {res.missed_snapshots} snapshots did not appear"
+                    if res.missed_snapshots
+                    else ""
+                )
+                + ".",
+                "",
+                "| | median wall | peak RSS |",
+                "|---|---:|---:|",
+                f"| without hooks | {ms(plain.wall)} | {plain.rss_mb:.0f} MB |",
+                f"| with hooks (`hook install`) | {ms(hooked.wall)} | {hooked.rss_mb:.0f} MB |",
+                f"| **added** | {ms(hooked.wall - plain.wall)} | |",
+            ]
+        if res.tokens:
+            brief, session, size = res.tokens
+            lines += [
+                "",
+                f"Brief: **{brief:,} tokens** (cl100k_base, default budget) against **{session:,} "
+                f"tokens** of text in the {size / 1e6:.0f} MB agent session it replaces "
+                f"({session / max(1, brief):,.0f}×). The session's tokens are counted exactly: "
+                "the text content of its records (text, tool inputs as JSON, tool results), "
+                "counted once per repeated block of the generated file and multiplied by the "
+                "number of blocks, plus the tail.",
+            ]
+    if run_overhead:
+        lines += ["", "## `resume-kit run` (bench/bench_run_overhead.py)", "", "```text",
+                  run_overhead, "```"]  # fmt: skip
+    return "\n".join(lines) + "\n"
+
+
+def imports_test() -> str:
+    test = REPO / "tests" / "test_imports.py"
+    if not test.exists():
+        return "not written"
+    proc = subprocess.run(
+        [PYTHON, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(test)],
+        cwd=REPO, capture_output=True, text=True,
+    )  # fmt: skip
+    return "passes" if proc.returncode == 0 else "fails"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="small,large,huge")
+    parser.add_argument("--quick", action="store_true", help="skip the huge workspace")
+    parser.add_argument("--rounds", type=int, default=None, help="rounds per size (default 9/7/5)")
+    parser.add_argument(
+        "--dir", type=Path, default=None, help="where to build (default: a temp dir)"
+    )
+    parser.add_argument("--keep", action="store_true", help="keep the workspaces afterwards")
+    parser.add_argument("--out", type=Path, default=REPO / "docs" / "benchmarks.md")
+    parser.add_argument("--no-doc", action="store_true", help="print the report, write no file")
+    args = parser.parse_args()
+    sizes = [s.strip() for s in args.sizes.split(",") if s.strip()]
+    if args.quick:
+        sizes = [s for s in sizes if s != "huge"]
+    unknown = [s for s in sizes if s not in workspaces.SPECS]
+    if unknown:
+        parser.error(f"unknown size(s): {', '.join(unknown)}; known: {', '.join(workspaces.SPECS)}")
+
+    info = machine()
+    started = time.perf_counter()
+    base = Path(tempfile.mkdtemp(prefix="rk-bench-", dir=args.dir))
+    results: dict[str, SizeResult] = {}
+    try:
+        for name in sizes:
+            spec = workspaces.SPECS[name]
+            say(f"{name}: building")
+            ws = workspaces.build(spec, base / name)
+            say(f"{name}: built in {ws.build_s:.1f} s; timing commands")
+            rounds = args.rounds or DEFAULT_ROUNDS[name]
+            res = SizeResult(spec, ws.build_s, rounds, measure_commands(ws, rounds))
+            say(f"{name}: brief {ms(res.commands['brief'].wall)}, floor {ms(res.floor)}")
+            res.tokens = brief_tokens(ws)
+            say(f"{name}: verify-next")
+            res.verify = measure_verify(ws, rounds)
+            say(f"{name}: hooks")
+            res.hook_commits = args.rounds or HOOK_COMMITS[name]
+            res.hooks, res.trailers, res.missed_snapshots = measure_hooks(ws, res.hook_commits)
+            results[name] = res
+            if not args.keep:
+                shutil.rmtree(base / name, ignore_errors=True)
+        say("run overhead")
+        run_overhead = measure_run_overhead()
+        say("import-list test")
+        imports_ok = imports_test()
+    finally:
+        if not args.keep:
+            shutil.rmtree(base, ignore_errors=True)
+        else:
+            say(f"workspaces kept in {base}")
+    load = os.getloadavg()
+    info["load_end"] = f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"
+    argv = sys.argv[1:]
+    doc = render_doc(info, results, run_overhead, imports_ok, argv, time.perf_counter() - started)
+    if args.no_doc:
+        print(doc)
+    else:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(doc, encoding="utf-8")
+        print(doc)
+        say(f"wrote {args.out}")
+    return 0
+
+
+def say(message: str) -> None:
+    print(f"[bench {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
