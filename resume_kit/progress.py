@@ -1079,13 +1079,22 @@ def model_from_cache(data: Any) -> Progress | None:
     )
 
 
+# The text and data this process last read or wrote, per file: a command that loads the same
+# unchanged file again (verify-next reads it before and after the run) skips hashing it and
+# reading the cache. Only exact text equality counts.
+_LOADED: dict[str, tuple[str, dict[str, Any]]] = {}
+
+
 def load(layout: Layout) -> ProgressDoc:
     path = layout.progress
     text = read_text(path)
     if "\x00" in text:
         raise ProgressFileError(f"{path.name}: the file holds binary data (NUL bytes)")
-    digest = _digest(text)
-    cached = _read_cache(layout, digest)
+    remembered = _LOADED.get(str(path))
+    if remembered is not None and remembered[0] == text:
+        cached: dict[str, Any] | None = remembered[1]  # this process read or wrote these bytes
+    else:
+        cached = _read_cache(layout, _digest(text))
     model: Progress | None = None
     if cached is not None:
         model = model_from_cache(cached)
@@ -1098,8 +1107,10 @@ def load(layout: Layout) -> ProgressDoc:
         model = parse_and_validate(text, path.name)
         cached = to_data(model)
         if layout.state_dir.is_dir():
-            _write_cache(layout, digest, cached, text)
-    return ProgressDoc(path=path, progress=model, text=text, data=cached or to_data(model))
+            _write_cache(layout, _digest(text), cached, text)
+    data = cached or to_data(model)
+    _LOADED[str(path)] = (text, data)
+    return ProgressDoc(path=path, progress=model, text=text, data=data)
 
 
 def save(layout: Layout, doc: ProgressDoc) -> bool:
@@ -1115,6 +1126,7 @@ def save(layout: Layout, doc: ProgressDoc) -> bool:
     atomic_write(doc.path, text)
     doc.text, doc.data, doc._raw = text, new_data, None
     _write_cache(layout, _digest(text), new_data, text)
+    _LOADED[str(doc.path)] = (text, new_data)
     return True
 
 
