@@ -45,9 +45,11 @@ def _shown(value: Any) -> str:
 
 
 def _name(key: Any) -> str:
-    """A key as written (capped); anything else as :func:`_shown` describes it."""
+    """A key as written (capped, control characters escaped: the message stays one line);
+    anything else as :func:`_shown` describes it."""
     if isinstance(key, str):
-        return key if len(key) <= 60 else key[:59] + "…"
+        text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in key)
+        return text if len(text) <= 60 else text[:59] + "…"
     return _shown(key)
 
 

@@ -111,7 +111,8 @@ def parse_taskmaster(text: str) -> Imported:
     units: list[Unit] = []
     taken: set[str] = set()
     for tag, tasks in groups:
-        prefix = f"{slugify(tag)}-task-" if tag else "task-"
+        # a tag with no usable characters (":", "---") would make ids start with "-"
+        prefix = f"{slugify(tag)}-task-" if tag and slugify(tag) else "task-"
         for task in tasks:
             if not isinstance(task, dict) or "id" not in task:
                 continue
