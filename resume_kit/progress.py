@@ -438,12 +438,19 @@ def migrate(raw: Any, name: str) -> tuple[Any, bool]:
     reconcile then reports as DONE_UNVERIFIED: it was never verified by resume-kit.
     """
     version = raw.get("schema_version")
-    if version == 0:
+    if version == 0 and isinstance(version, int) and not isinstance(version, bool):
         if "tasks" in raw and "units" not in raw:
             position = list(raw.keys()).index("tasks")
             tasks = raw.pop("tasks")
-            raw.insert(position, "units", tasks)
-        for unit in raw.get("units") or []:
+            if hasattr(raw, "insert"):  # a round-trip mapping: keep the key where it was
+                raw.insert(position, "units", tasks)
+            else:
+                items = list(raw.items())
+                items.insert(position, ("units", tasks))
+                raw.clear()
+                raw.update(items)
+        units = raw.get("units")
+        for unit in units if isinstance(units, list) else []:
             if isinstance(unit, dict) and unit.get("status") in ("pending", "completed"):
                 unit["status"] = "todo" if unit["status"] == "pending" else "done"
         raw["schema_version"] = SCHEMA_VERSION

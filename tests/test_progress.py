@@ -269,3 +269,22 @@ def test_comments_survive_any_rewrite(model: p.Progress, data: st.DataObject) ->
         for n in range(len(chosen)):
             assert f"# person-comment-{n}" in rewritten
         assert p.to_data(p.validate(p.parse_text(rewritten))) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "schema_version: 0\ngoal: g\nunits: 5\n",
+        "schema_version: 0\ngoal: g\ntasks: {a: 1}\n",
+        "schema_version: 0\ngoal: g\ntasks:\n  - 3\n",
+    ],
+)
+def test_a_broken_old_file_is_a_validation_error_not_a_crash(text: str) -> None:
+    with pytest.raises(ProgressFileError):
+        p.parse_and_validate(text)
+
+
+def test_an_old_file_migrates_through_the_fast_parser_too() -> None:
+    old = "schema_version: 0\ngoal: g\ntasks:\n  - {id: a, status: completed}\nnotes: n\n"
+    model = p.parse_and_validate(old)
+    assert [(u.id, u.status) for u in model.units] == [("a", "done")]
