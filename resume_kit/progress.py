@@ -213,7 +213,8 @@ def _shown(value: Any) -> str:
     """A value for a message: short scalars as they are, containers by kind only (a YAML alias
     bomb is a few lines of text but billions of items once printed)."""
     if isinstance(value, str | int | float | bool) or value is None:
-        text = str(value)
+        # control characters escaped: a key with a newline must not break the one-line error
+        text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(value))
         return text if len(text) <= 60 else text[:59] + "…"
     return _type_name(value)
 
@@ -364,16 +365,18 @@ def _action(raw: Any, index: int, problems: _Problems) -> Action | None:
         return None
     for key in raw:
         if key not in ACTION_KEYS:
-            problems.add(_line_of(raw, key), f"action '{raw['key']}': unknown key '{_shown(key)}'")
+            problems.add(
+                _line_of(raw, key), f"action '{_shown(raw['key'])}': unknown key '{_shown(key)}'"
+            )
     status = raw.get("status", "success")
     if not isinstance(status, str) or status not in ACTION_STATUSES:
         problems.add(
             _line_of(raw, "status"),
-            f"action '{raw['key']}': status must be one of {', '.join(ACTION_STATUSES)}",
+            f"action '{_shown(raw['key'])}': status must be one of {', '.join(ACTION_STATUSES)}",
         )
         status = "unknown"
     at = raw.get("at")
-    label = f"action '{raw['key']}'"
+    label = f"action '{_shown(raw['key'])}'"
     return Action(
         key=raw["key"],
         description=_scalar(
@@ -399,7 +402,9 @@ def _check_graph(units: list[Unit], problems: _Problems) -> None:
     for unit in units:
         for dep in unit.after:
             if dep not in ids:
-                problems.add(unit.line, f"unit '{unit.id}': after names unknown unit '{dep}'")
+                problems.add(
+                    unit.line, f"unit '{unit.id}': after names unknown unit '{_shown(dep)}'"
+                )
             elif dep == unit.id:
                 problems.add(unit.line, f"unit '{unit.id}': after names the unit itself")
     # Cycle detection (iterative DFS, so 10,000 units never hit the recursion limit).
