@@ -70,7 +70,7 @@ class Case:
     sh: str | None = None  # run the CLI through /bin/sh -c with this prefix instead
     stdout: str = ""  # fragment expected on stdout
     root_mount: bool = False  # needs permission to mount
-    creates: str | None = None  # a folder the command may create files in (init's .resume-kit/)
+    writes: str | None = None  # a path (prefix) the command may legitimately create or change
 
 
 # --------------------------------------------------------------------------- building blocks
@@ -382,6 +382,9 @@ CASES: list[Case] = [
          ("status",), 2, "progress.yaml"),
     Case("progress.yaml points at /dev/zero", symlink(PROGRESS, "/dev/zero"),
          ("status",), 2, "not a regular file"),
+    Case("a key with a newline in it",
+         progress('schema_version: 1\ngoal: g\nunits:\n  - id: a\n    after: ["x\\n## Next"]\n"a\\nb": 1\n'),
+         ("status",), 2, "unknown key 'a\\nb'"),
     Case("progress.yaml is missing", replace_with(PROGRESS, nothing),
          ("verify-next",), 2, "no progress file"),
     # ---- config.yaml
@@ -503,6 +506,16 @@ CASES: list[Case] = [
          both(symlink("logs/a", "."), symlink("logs/b", "."), symlink("logs/c", ".."),
               write("logs/run.log", "error: boom\n")),
          ("snapshot", "--json"), 0, "", stdout="logs/run.log"),
+    Case("pytest's cache is a FIFO", fifo(".pytest_cache/v/cache/lastfailed"),
+         ("snapshot", "--json"), 0, "", stdout='"pytest_last_failed": []'),
+    Case("a log that points at /dev/zero", symlink("zero.log", "/dev/zero"),
+         ("snapshot", "--json"), 0, "", stdout='"logs": []'),
+    Case("artifacts and unit files that are FIFOs or devices",
+         both(progress("schema_version: 1\ngoal: g\nunits:\n  - id: a\n    verify: 'true'\n"
+                       "    files: [pipes/*]\n    artifacts: [pipes/a, pipes/zero]\n"),
+              fifo("pipes/a"), symlink("pipes/zero", "/dev/zero")),
+         ("verify-next",), 0, "", env={"RESUME_KIT_TRUST": "all"}, stdout="passed: a",
+         writes=PROGRESS),
     Case("a lock file that is a directory", directory(f"{PROGRESS}.lock"),
          ("add", "x", "--verify", "true"), 2, "locked by an unknown process",
          env={"RESUME_KIT_LOCK_TIMEOUT": "0.2"}),
@@ -522,7 +535,7 @@ CASES: list[Case] = [
          ("init", "--import", "tasks.json"), 2, "nested too deeply"),
     Case("import of tasks.json with wrong types",
          both(no_state, write("tasks.json", '{"tasks": [1, "x", {"id": [], "title": 5, "subtasks": 7, "dependencies": {"a": 1}}, {"id": 2, "title": "ok"}]}')),
-         ("init", "--goal", "g", "--import", "tasks.json"), 0, "with 2 units", creates=f"{STATE}/"),
+         ("init", "--goal", "g", "--import", "tasks.json"), 0, "with 2 units", writes=f"{STATE}/"),
     Case("read-only .resume-kit (writer)", read_only_state,
          ("add", "x", "--verify", "true"), 2, "Read-only file system", root_mount=True),
     Case("read-only .resume-kit (snapshot)", read_only_state,
@@ -600,7 +613,7 @@ def file_states(root: Path) -> dict[str, FileState]:
 
 
 def changed(
-    before: dict[str, FileState], after: dict[str, FileState], creates: str | None = None
+    before: dict[str, FileState], after: dict[str, FileState], writes: str | None = None
 ) -> list[str]:
     problems = []
     for rel, state in before.items():
@@ -608,11 +621,11 @@ def changed(
         if now is None:
             if not rel.startswith(TOOL_WRITES) or rel.startswith(SNAPSHOTS + "/2099"):
                 problems.append(f"{rel}: removed")
-        elif now != state:
+        elif now != state and not (writes and rel.startswith(writes)):
             what = "bytes" if now.content != state.content else "mtime"
             problems.append(f"{rel}: {what} changed")
     for rel in after.keys() - before.keys():
-        if not rel.startswith(TOOL_WRITES) and not (creates and rel.startswith(creates)):
+        if not rel.startswith(TOOL_WRITES) and not (writes and rel.startswith(writes)):
             problems.append(f"{rel}: created")
     return problems
 
@@ -705,7 +718,7 @@ def test_hostile_input(case: Case, template_repo: Path, tmp_path: Path) -> None:
         assert json.loads(outcome.stdout)["hookSpecificOutput"]["hookEventName"] == "SessionStart"
     assert not (repo / "pwned").exists(), "a YAML tag ran code"
     assert not (repo.parent / "pwned").exists(), "a YAML tag ran code"
-    assert changed(before, after, case.creates) == [], report
+    assert changed(before, after, case.writes) == [], report
 
 
 def test_a_silent_hook_stdin_never_hangs(repo: Path) -> None:
