@@ -946,8 +946,32 @@ def _parse_fast(text: str) -> Any:
 
     try:
         return safe_load(text)
-    except Exception:
-        return None
+    except RecursionError:
+        return _TOO_DEEP
+    except Exception as exc:
+        # libyaml stops at 1000 levels; ruamel would then recurse for seconds before failing
+        return _TOO_DEEP if "maximum nesting depth" in str(exc) else None
+
+
+MAX_DEPTH = 64  # a progress file nests about five levels deep
+_TOO_DEEP = object()  # what _parse_fast returns for nesting even libyaml's constructor gave up on
+
+
+def _deeper_than(data: Any, limit: int) -> bool:
+    """Whether lists and mappings nest more than ``limit`` levels (each shared node visited
+    once, so an alias bomb costs its size in text, not its expanded size)."""
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    seen: set[int] = set()
+    while stack:
+        node, depth = stack.pop()
+        if not isinstance(node, dict | list) or id(node) in seen:
+            continue
+        if depth > limit:
+            return True
+        seen.add(id(node))
+        children = node.values() if isinstance(node, dict) else node
+        stack.extend((child, depth + 1) for child in children)
+    return False
 
 
 def parse_and_validate(text: str, name: str = "progress.yaml") -> Progress:
@@ -955,9 +979,15 @@ def parse_and_validate(text: str, name: str = "progress.yaml") -> Progress:
     fast = _parse_fast(text)
     if fast is not None:
         try:
-            return validate(fast, name)
+            if fast is not _TOO_DEEP:
+                return validate(fast, name)
         except ProgressFileError:
             pass
+        if fast is _TOO_DEEP or _deeper_than(fast, MAX_DEPTH):  # ruamel takes seconds to fail
+            raise ProgressFileError(
+                f"{name}: nested more than {MAX_DEPTH} levels deep: not a progress file",
+                hint="fix the file by hand; resume-kit never overwrites a file it cannot read",
+            )
     return validate(parse_text(text, name), name)
 
 
