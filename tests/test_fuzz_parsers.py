@@ -383,6 +383,8 @@ def progress_documents(draw: Any) -> str:
 
 @SLOW
 @given(progress_documents())
+@example('schema_version: 1\ngoal: g\nunits: []\n"a\\nb": 1\n')
+@example("schema_version: 1\ngoal: g\nunits: " + "[" * 300 + "]" * 300 + "\n")
 def test_fast_and_round_trip_parsers_agree(text: str) -> None:
     try:
         fast: Any = pm.parse_and_validate(text)
