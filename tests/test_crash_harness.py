@@ -50,7 +50,7 @@ import pytest
 import yaml
 
 from resume_kit import progress as pm
-from resume_kit.paths import find_layout
+from resume_kit.paths import GITIGNORE_BODY, find_layout
 from resume_kit.snapshot import load_latest, read_snapshot
 from tests.conftest import git
 
@@ -235,6 +235,9 @@ def check_invariants(repo: Path, before: State, what: str) -> State:
     trust = Path(os.environ["XDG_DATA_HOME"]) / "resume-kit"
     for path in trust.glob("*.json"):
         json.loads(path.read_text())
+    # what a killed write leaves behind (temporary files) never shows up as work in git
+    untracked = git(repo, "status", "--porcelain", "-uall", "--", ".resume-kit").stdout.split("\n")
+    assert [line for line in untracked if line.startswith("??")] == [], f"{what}: {untracked}"
     return State(text, ids)
 
 
@@ -275,6 +278,7 @@ class Stats:
     by_time: int = 0
     seconds: float = 0.0
     exit_codes: dict[int, int] = field(default_factory=dict)
+    leftovers: int = 0  # temporary files left by killed writes (ignored by git)
 
 
 STATS: dict[str, Stats] = {}
@@ -380,6 +384,7 @@ def crash_loop(repo: Path, scenario: Scenario, runs: int, wrapper: Path, tmp: Pa
         state = read_state(repo)
         stats.runs += 1
     stats.seconds += time.monotonic() - started
+    stats.leftovers = len(list((repo / ".resume-kit").rglob("*.tmp")))
     return stats
 
 
@@ -397,9 +402,7 @@ def verify_command(unit_id: str, flaky: bool) -> str:
 def make_project(repo: Path, units: int, *, keep_snapshots: int = 4) -> None:
     state = repo / ".resume-kit"
     state.mkdir()
-    (state / ".gitignore").write_text(
-        "snapshots/\nruns/\nhistory/\n*.lock\ncache/\n*.tmp\nrunning/\n"
-    )
+    (state / ".gitignore").write_text(GITIGNORE_BODY)  # what `init` writes
     (state / "config.yaml").write_text(f"keep_snapshots: {keep_snapshots}\n")
     doc = {
         "schema_version": 1,
@@ -431,7 +434,8 @@ def report(name: str) -> str:
     s = STATS[name]
     return (
         f"{name}: {s.runs} runs, {s.killed} killed ({s.by_event} by event, {s.by_time} by time), "
-        f"{s.seconds:.1f}s, exit codes {dict(sorted(s.exit_codes.items()))}"
+        f"{s.seconds:.1f}s, exit codes {dict(sorted(s.exit_codes.items()))}, "
+        f"{s.leftovers} temporary files left"
     )
 
 
