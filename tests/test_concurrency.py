@@ -263,6 +263,7 @@ def test_contention_is_a_one_line_message_not_a_hang(repo: Path, argv: list[str]
     assert lines[lines.index(errors[0]) + 1].startswith("hint: wait for that command to finish")
     assert "Traceback" not in result.stderr
     assert elapsed < 10, f"took {elapsed:.1f}s with a 0.3 s lock timeout"
+    print(f"{argv[0]}: exit 2 after {elapsed:.2f}s with a 0.3 s lock timeout")
     assert progress_file.read_bytes() == before
     # The holder is gone now (killed): its lock is stale and the same command goes through.
     again = subprocess.run([sys.executable, "-m", "resume_kit", *argv], cwd=repo, env=env(),
