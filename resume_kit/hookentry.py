@@ -53,7 +53,7 @@ def valid_unit_id(value: str) -> bool:
 
 def _scalar(text: str) -> str:
     """A plain or quoted one-line YAML scalar, without a trailing comment."""
-    text = text.strip()
+    text = text.strip(" \t")  # YAML white space is space and tab only, not NBSP
     if not text:
         return ""
     quote = text[0]
@@ -64,14 +64,14 @@ def _scalar(text: str) -> str:
         inner = text[1:end]
         if (quote == '"' and "\\" in inner) or (quote == "'" and text[end + 1 : end + 2] == "'"):
             raise UnusualYaml("escaped quoted scalar")
-        rest = text[end + 1 :].strip()
+        rest = text[end + 1 :].strip(" \t")
         if rest and not rest.startswith("#"):
             raise UnusualYaml("text after a quoted scalar")
         return inner
     if quote in "&*!|>{[%@`":
         raise UnusualYaml("anchor, tag, block or flow scalar")
     cut = text.find(" #")
-    return (text if cut < 0 else text[:cut]).rstrip()
+    return (text if cut < 0 else text[:cut]).rstrip(" \t")
 
 
 def _key_value(text: str) -> tuple[str, str] | None:
@@ -81,7 +81,7 @@ def _key_value(text: str) -> tuple[str, str] | None:
         colon = text.find(":", colon + 1)
     if colon <= 0:
         return None
-    key = text[:colon].strip()
+    key = text[:colon].strip(" \t")
     if not key or key[0] in "'\"?&*!{[":
         raise UnusualYaml("complex key")
     return key, text[colon + 1 :]
@@ -108,7 +108,7 @@ def first_unit_in_progress(text: str) -> str | None:
         indent = len(line) - len(body)
         if body.startswith("\t"):
             raise UnusualYaml("tab indentation")
-        stripped = body.rstrip()
+        stripped = body.rstrip(" \t")
         if not stripped or stripped.startswith("#"):
             continue
         is_item = stripped == "-" or stripped.startswith("- ")
