@@ -400,6 +400,7 @@ def test_fast_and_round_trip_parsers_agree(text: str) -> None:
 
 @SLOW
 @given(progress_documents())
+@example("schema_version: 1\ngoal: g\nunits:\n- id: 0\xa0\n  status: todo\n")  # NBSP is no space
 def test_hook_scanner_agrees_with_a_yaml_parser(text: str) -> None:
     """The prepare-commit-msg hook reads progress.yaml with a line scanner (no YAML import);
     when it answers at all, it answers what a YAML parser would."""
