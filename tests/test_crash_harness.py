@@ -56,7 +56,7 @@ from tests.conftest import git
 
 pytestmark = pytest.mark.slow  # about a minute and a half; CI runs it (plain `pytest`)
 
-RUNS = {"add": 45, "verify-next": 55, "snapshot": 35, "hook": 45, "run": 25}
+RUNS = {"add": 45, "verify-next": 55, "snapshot": 35, "hook": 45, "hook run": 15, "run": 25}
 SEED = int(os.environ.get("RESUME_KIT_CRASH_SEED", str(time.time_ns() % 10**9)))
 LOCK_TIMEOUT = "3"
 STRAGGLER_DEADLINE_S = 60.0
@@ -506,6 +506,22 @@ def test_kill_hook_triggered_runs(repo: Path, wrapper: Path, tmp_path: Path) -> 
     git(repo, "commit", "-q", "-a", "-m", "after the storm")
     wait_for_stragglers(repo)
     assert "Resume-Unit: u-001" in git(repo, "log", "-1", "--format=%B").stdout
+    latest, warnings = load_latest(find_layout(repo))
+    assert latest is not None and latest["trigger"] == "post-commit" and warnings == []
+
+
+def test_kill_hook_run_entry(repo: Path, wrapper: Path, tmp_path: Path) -> None:
+    """`resume-kit hook run post-commit` (the PATH fallback and pre-commit framework entry),
+    killed while it starts the detached snapshot; the snapshot it started runs to its end."""
+    make_project(repo, 5, keep_snapshots=3)
+
+    def edit(repo: Path, i: int) -> None:
+        (repo / "src" / f"f{i % 7}.txt").write_text(f"edit {i}\n")
+
+    scenario = Scenario("hook run", lambda i: ["hook", "run", "post-commit"], before_run=edit)
+    stats = crash_loop(repo, scenario, RUNS["hook run"], wrapper, tmp_path)
+    print(report("hook run"))
+    assert stats.killed >= RUNS["hook run"] // 4, report("hook run")
     latest, warnings = load_latest(find_layout(repo))
     assert latest is not None and latest["trigger"] == "post-commit" and warnings == []
 
