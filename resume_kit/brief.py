@@ -19,6 +19,7 @@ from functools import lru_cache
 from typing import Any
 
 from resume_kit.findings import SEVERITY_ORDER, Finding
+from resume_kit.fingerprint import glob_match
 from resume_kit.progress import Progress, Unit, pick_next, why_next
 from resume_kit.timeutil import parse_utc
 
@@ -212,51 +213,6 @@ def ranges_md(ids: Sequence[str], limit: int | None = None) -> str:
 
 
 @lru_cache(maxsize=512)
-def _glob_regex(pattern: str) -> re.Pattern[str]:
-    out: list[str] = []
-    i = 0
-    while i < len(pattern):
-        char = pattern[i]
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-            continue
-        if pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-            continue
-        if char == "*":
-            out.append("[^/]*")
-        elif char == "?":
-            out.append("[^/]")
-        elif char == "[":
-            end = pattern.find("]", i + 1)
-            if end == -1:
-                out.append(re.escape(char))
-            else:
-                body = pattern[i + 1 : end].replace("\\", "\\\\")
-                if body.startswith("!"):
-                    body = "^" + body[1:]
-                out.append(f"[{body}]")
-                i = end
-        else:
-            out.append(re.escape(char))
-        i += 1
-    return re.compile("".join(out) + r"\Z")
-
-
-def glob_match(path: str, patterns: Iterable[str]) -> bool:
-    """Whether ``path`` (relative, forward slashes) matches any glob (``**`` spans folders)."""
-    for pattern in patterns:
-        pattern = pattern.removeprefix("./")
-        try:
-            if _glob_regex(pattern).match(path):
-                return True
-        except re.error:
-            continue
-    return False
-
-
 def _short_sha(value: object) -> str | None:
     if isinstance(value, str) and re.fullmatch(r"[0-9a-fA-F]{7,64}", value):
         return value[:7].lower()

@@ -100,9 +100,13 @@ def expand_globs(root: Path, patterns: Iterable[str]) -> list[str]:
     return sorted(found)
 
 
-def _glob_regex(pattern: str) -> re.Pattern[str]:
+def glob_regex(pattern: str) -> re.Pattern[str]:
     """``pattern`` as a regex over relative paths, with glob's rules: ``*`` and ``?`` stay in
-    one folder, ``**`` spans folders, and no wildcard matches a name's leading dot."""
+    one folder, ``**`` spans folders, and no wildcard matches a name's leading dot.
+
+    The one definition of which paths a unit's globs name: the fingerprint hashes them,
+    reconcile counts them as owned and the brief lists them first. A pattern that is no
+    valid glob names itself."""
     out: list[str] = []
     i, start = 0, True  # ``start``: at the start of a path component
     while i < len(pattern):
@@ -128,7 +132,15 @@ def _glob_regex(pattern: str) -> re.Pattern[str]:
             out.append(re.escape(char))
         start = char == "/"
         i += 1
-    return re.compile("".join(out) + r"\Z")
+    try:
+        return re.compile("".join(out) + r"\Z")
+    except re.error:
+        return re.compile(re.escape(pattern) + r"\Z")
+
+
+def glob_match(path: str, patterns: Iterable[str]) -> bool:
+    """Whether ``path`` (relative, forward slashes) matches any of the globs."""
+    return any(glob_regex(p.removeprefix("./")).match(path) for p in patterns)
 
 
 def _recursive_matches(base: str, pattern: str) -> Iterable[str]:
@@ -142,7 +154,7 @@ def _recursive_matches(base: str, pattern: str) -> Iterable[str]:
         prefix.append(parts.pop(0))
     start = os.path.join(base, *prefix)
     wants_hidden = any(part.startswith(".") for part in parts)
-    regex = _glob_regex(pattern)
+    regex = glob_regex(pattern)
     for folder, dirs, files in os.walk(start, followlinks=False):
         rel_folder = os.path.relpath(folder, base)
         rel_folder = "" if rel_folder == "." else rel_folder.replace(os.sep, "/") + "/"

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from resume_kit.findings import SEVERITY_ORDER, Finding, finding
+from resume_kit.fingerprint import glob_regex
 from resume_kit.progress import Progress, Unit
 
 # Findings that are only "info" when nothing else is wrong (SPEC 5).
@@ -97,50 +98,7 @@ def describe_age(then: Any, now: Any) -> str | None:
 # --------------------------------------------------------------------------- ownership
 
 
-def _glob_regex(pattern: str) -> str:
-    """The regex for a glob as ``glob`` reads it: ``*``/``?`` stay in one folder, ``**`` spans."""
-    out: list[str] = []
-    i, n = 0, len(pattern)
-    while i < n:
-        ch = pattern[i]
-        if ch == "*":
-            if pattern.startswith("**", i):
-                if pattern.startswith("**/", i):
-                    out.append("(?:.*/)?")
-                    i += 3
-                else:
-                    out.append(".*")
-                    i += 2
-                continue
-            out.append("[^/]*")
-        elif ch == "?":
-            out.append("[^/]")
-        elif ch == "[":
-            end = pattern.find("]", i + 2)
-            if end == -1:
-                out.append(re.escape(ch))
-            else:
-                body = pattern[i + 1 : end]
-                if body.startswith("!"):
-                    body = "^" + body[1:]
-                out.append("[" + body.replace("\\", "\\\\") + "]")
-                i = end + 1
-                continue
-        else:
-            out.append(re.escape(ch))
-        i += 1
-    return "".join(out)
-
-
 _WILDCARD = re.compile(r"[*?\[]")
-
-
-def _compiles(regex: str) -> bool:
-    try:
-        re.compile(regex)
-    except re.error:
-        return False
-    return True
 
 
 class Ownership:
@@ -156,13 +114,13 @@ class Ownership:
             pattern = pattern.rstrip("/")
             if not pattern:
                 continue
-            if _WILDCARD.search(pattern) and _compiles(_glob_regex(pattern)):
+            if _WILDCARD.search(pattern):
                 self.wildcards.append(pattern)
-            else:  # no wildcard, or one fnmatch would not accept either: the name itself
+            else:
                 self.literals.add(pattern)
         self.wildcards = sorted(set(self.wildcards))
         self.regex = (
-            re.compile("|".join(f"(?:{_glob_regex(p)})" for p in self.wildcards) + r"\Z")
+            re.compile("|".join(f"(?:{glob_regex(p).pattern})" for p in self.wildcards))
             if self.wildcards
             else None
         )
