@@ -67,7 +67,7 @@ def checks(brief: str, root: Path) -> list[Check]:
     from resume_kit import demo
     from resume_kit.gitcmd import run_git
     from resume_kit.paths import find_layout
-    from resume_kit.progress import load
+    from resume_kit.progress_io import load
 
     progress = load(find_layout(root)).progress
     done = progress.counts()["done"]

@@ -1,6 +1,6 @@
 """Many checkpoints from one process: the progress transaction ``resume-kit run`` uses.
 
-It has the contract of :func:`resume_kit.progress.transaction` (same lock file, same
+It has the contract of :func:`resume_kit.progress_io.transaction` (same lock file, same
 rendering through :meth:`ProgressDoc.render_fast`, which re-renders only the changed units and
 proves them by parsing them back, same atomic replace) and differs in three ways that matter
 when one process writes a checkpoint per unit, hundreds of times:
@@ -26,9 +26,11 @@ import contextlib
 import threading
 from collections.abc import Callable, Iterator
 
-from resume_kit import progress as pm
+from resume_kit import progress_io
 from resume_kit.paths import Layout
-from resume_kit.progress import Progress, ProgressDoc, Unit, to_data
+from resume_kit.progress import Progress, Unit
+from resume_kit.progress_io import ProgressDoc
+from resume_kit.progress_yaml import to_data
 from resume_kit.store import FileLock, atomic_write, keep_history
 
 
@@ -48,10 +50,10 @@ class BatchStore:
 
     def _current(self) -> ProgressDoc:
         """The document as the file stands (call with ``self._lock`` held)."""
-        text = pm.read_text(self.layout.progress)
+        text = progress_io.read_text(self.layout.progress)
         if self._doc is not None and text == self._doc.text:
             return self._doc
-        self._doc = pm.load(self.layout)
+        self._doc = progress_io.load(self.layout)
         self.loads += 1
         return self._doc
 
@@ -77,7 +79,7 @@ class BatchStore:
 
     @contextlib.contextmanager
     def transaction(self, layout: Layout | None = None) -> Iterator[ProgressDoc]:
-        """Like :func:`resume_kit.progress.transaction` (``layout`` is ignored: the store is
+        """Like :func:`resume_kit.progress_io.transaction` (``layout`` is ignored: the store is
         bound to its own)."""
         with self._lock, FileLock(self.layout.progress):
             doc = self._current()

@@ -399,7 +399,7 @@ def _commit(root: Path, message: str, *paths: str) -> None:
 
 def _done_count(root: Path) -> int:
     from resume_kit.paths import find_layout
-    from resume_kit.progress import load
+    from resume_kit.progress_io import load
 
     return load(find_layout(root)).progress.counts()["done"]
 

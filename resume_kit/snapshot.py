@@ -152,7 +152,7 @@ def empty_changes() -> dict[str, Any]:
 
 def _load_progress(layout: Layout) -> tuple[Progress | None, str | None]:
     from resume_kit.errors import ResumeKitError
-    from resume_kit.progress import load
+    from resume_kit.progress_io import load
 
     try:
         return load(layout).progress, None

@@ -31,9 +31,9 @@ class UnitCheck:
 
 def unit_in_progress(layout: Layout) -> Unit | None:
     """The first unit in progress (ProgressFileError when progress.yaml is unusable)."""
-    from resume_kit import progress
+    from resume_kit import progress_io
 
-    doc = progress.load(layout)
+    doc = progress_io.load(layout)
     return next((u for u in doc.progress.units if u.status == "in_progress"), None)
 
 

@@ -31,18 +31,11 @@ from typing import IO, Any
 
 from resume_kit.errors import LockError
 from resume_kit.paths import Layout
-from resume_kit.progress import (
-    Evidence,
-    LastFailure,
-    Progress,
-    ProgressDoc,
-    Unit,
-    now_iso,
-    transaction,
-)
+from resume_kit.progress import Evidence, LastFailure, Progress, Unit, now_iso
+from resume_kit.progress_io import ProgressDoc, transaction
 from resume_kit.store import FileLock, group_alive
 
-# How a run's outcome is written: progress.transaction by default; `resume-kit run` passes its
+# How a run's outcome is written: progress_io.transaction by default; `resume-kit run` passes its
 # BatchStore.transaction (same contract, cheap for many checkpoints, thread-serialised).
 Transaction = Callable[[Layout], contextlib.AbstractContextManager[ProgressDoc]]
 

@@ -131,7 +131,7 @@ def _item_starts(lines: list[str], start: int, end: int) -> tuple[list[int], int
 
 
 def _render_units(units: list[Any], dash_indent: int) -> str:
-    from resume_kit.progress import merge_into
+    from resume_kit.progress_yaml import merge_into
 
     yaml = _yaml_rt((dash_indent + 2, dash_indent))
     buffer = io.StringIO()
@@ -142,7 +142,7 @@ def _render_units(units: list[Any], dash_indent: int) -> str:
 def _rewrite_block(block: str, unit: dict[str, Any], dash_indent: int) -> str | None:
     from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
-    from resume_kit.progress import merge_into
+    from resume_kit.progress_yaml import merge_into
 
     # Trailing comment and blank lines go around ruamel (it drops a comment that ends a
     # document after a nested list) and are put back verbatim.

@@ -13,7 +13,7 @@ from resume_kit.config import Config
 from resume_kit.findings import Finding
 from resume_kit.fingerprint import fingerprint
 from resume_kit.paths import find_layout
-from resume_kit.progress import load
+from resume_kit.progress_io import load
 from resume_kit.reconcile import reconcile
 from resume_kit.snapshot import take_snapshot
 from tests.conftest import git

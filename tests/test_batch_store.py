@@ -13,7 +13,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from resume_kit import progress as pm
+from resume_kit import progress_io
 from resume_kit.batch_store import BatchStore
 from resume_kit.errors import ProgressFileError
 from resume_kit.paths import Layout
@@ -153,7 +153,9 @@ def test_checkpoints_write_the_same_bytes_as_a_full_save(
         for uid, kind, repeats, excerpt in ops:
             outcomes = []
             for layout in (store_layout, plain_layout):
-                transaction = store.transaction if layout is store_layout else pm.transaction
+                transaction = (
+                    store.transaction if layout is store_layout else progress_io.transaction
+                )
                 try:
                     with transaction(layout) as doc:
                         apply(doc.progress.require_unit(uid), kind, repeats, excerpt)
@@ -162,7 +164,7 @@ def test_checkpoints_write_the_same_bytes_as_a_full_save(
                     outcomes.append(exc.message)
             assert outcomes[0] == outcomes[1]
             assert store_layout.progress.read_text() == plain_layout.progress.read_text()
-        pm.load(store_layout)  # and it reads back as valid
+        progress_io.load(store_layout)  # and it reads back as valid
     finally:
         shutil.rmtree(base)
 
@@ -185,7 +187,7 @@ def test_keeps_the_document_between_checkpoints_and_reports_each_change(tmp_path
         pass  # no change: no write
     assert (store.loads, store.writes) == (1, 30)
     assert seen == [[f"u{n}"] for n in range(30)]
-    assert all(u.status == "done" for u in pm.load(layout).progress.units)
+    assert all(u.status == "done" for u in progress_io.load(layout).progress.units)
 
 
 def test_changes_by_other_writers_are_kept(tmp_path: Path) -> None:
@@ -195,14 +197,14 @@ def test_changes_by_other_writers_are_kept(tmp_path: Path) -> None:
     store = BatchStore(layout)
     with store.transaction() as doc:
         apply(doc.progress.require_unit("a"), "pass", 1, "")
-    with pm.transaction(layout) as doc:  # another command, e.g. `resume-kit block c`
+    with progress_io.transaction(layout) as doc:  # another command, e.g. `resume-kit block c`
         doc.progress.require_unit("c").status = "blocked"
         doc.progress.units.append(Unit(id="e", title="E", verify="true"))
     with store.view() as progress:
         assert progress.require_unit("c").status == "blocked"
     with store.transaction() as doc:
         apply(doc.progress.require_unit("b"), "pass", 2, "")
-    units = {u.id: u for u in pm.load(layout).progress.units}
+    units = {u.id: u for u in progress_io.load(layout).progress.units}
     assert units["a"].status == units["b"].status == "done"
     assert units["c"].status == "blocked" and "e" in units
     assert store.loads == 2
@@ -220,7 +222,7 @@ def test_history_keeps_versions_not_written_by_the_store_itself(tmp_path: Path) 
             apply(doc.progress.require_unit("abcd"[n % 4]), "fail", n + 1, f"e{n}")
     history = [p.read_text() for p in sorted(layout.history.iterdir())]
     assert history == [COMMENTED]  # the version from before the run, not 25 of its own
-    with pm.transaction(layout) as doc:
+    with progress_io.transaction(layout) as doc:
         doc.progress.require_unit("a").status = "blocked"
     outside = layout.progress.read_text()
     with store.transaction() as doc:
@@ -266,5 +268,5 @@ def test_threads_checkpointing_at_once_lose_nothing(tmp_path: Path) -> None:
     for thread in threads:
         thread.join(timeout=120)
     assert not errors
-    final = pm.load(layout).progress.units
+    final = progress_io.load(layout).progress.units
     assert [u.last_failure.repeats if u.last_failure else 0 for u in final] == [10] * 8

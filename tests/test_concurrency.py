@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from resume_kit import progress as pm
+from resume_kit import progress_io
 from resume_kit.paths import find_layout
 from tests.conftest import git
 
@@ -77,7 +77,7 @@ READER = r"""
 import json, os, sys
 from pathlib import Path
 import yaml
-from resume_kit import progress as pm
+from resume_kit import progress_io
 from resume_kit.snapshot import read_snapshot
 
 state = Path(sys.argv[1]) / ".resume-kit"
@@ -93,7 +93,7 @@ while not stop.exists() or reads == 0:
         break
     try:
         yaml.load(text, Loader=loader)
-        pm.parse_and_validate(text)
+        progress_io.parse_and_validate(text)
     except Exception as exc:
         failures.append(f"progress.yaml: {type(exc).__name__}: {exc}"[:300])
     reads += 1
@@ -163,7 +163,7 @@ def test_many_processes_lose_no_update_and_readers_never_see_half_a_file(repo: P
     for result in results:
         assert result["failure_count"] == 0, result["failures"]
         assert result["reads"] > 0
-    model = pm.load(find_layout(repo)).progress
+    model = progress_io.load(find_layout(repo)).progress
     expected = {f"w{w}-{k}" for w in range(WORKERS) for k in range(UNITS_PER_WORKER)}
     units = {u.id: u for u in model.units}
     assert set(units) == expected, "a unit was lost"

@@ -49,7 +49,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from resume_kit import progress as pm
+from resume_kit import progress_io, progress_validate, progress_yaml
 from resume_kit.paths import GITIGNORE_BODY, find_layout
 from resume_kit.snapshot import load_latest, read_snapshot
 from tests.conftest import git
@@ -214,8 +214,10 @@ def check_invariants(repo: Path, before: State, what: str) -> State:
     state_dir = repo / ".resume-kit"
     text = (state_dir / "progress.yaml").read_text()
     assert yaml.safe_load(text) is not None, what
-    model = pm.validate(pm.parse_text(text))  # the round-trip parser, strict, as every writer
-    assert pm.parse_and_validate(text) == model, what
+    model = progress_validate.validate(
+        progress_yaml.parse_text(text)
+    )  # the round-trip parser, strict, as every writer
+    assert progress_io.parse_and_validate(text) == model, what
     for unit in model.units:
         if unit.status == "done":
             assert unit.evidence is not None, f"{what}: {unit.id} done without evidence"
@@ -459,7 +461,7 @@ def test_kill_verify_next(repo: Path, wrapper: Path, tmp_path: Path) -> None:
     stats = crash_loop(repo, scenario, RUNS["verify-next"], wrapper, tmp_path)
     print(report("verify-next"))
     assert stats.killed >= RUNS["verify-next"] // 3, report("verify-next")
-    done = [u for u in pm.load(find_layout(repo)).progress.units if u.status == "done"]
+    done = [u for u in progress_io.load(find_layout(repo)).progress.units if u.status == "done"]
     assert done, "no unit ever passed: the harness proved nothing"
 
 

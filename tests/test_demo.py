@@ -204,7 +204,7 @@ def test_demo_tells_the_whole_story(tmp_path: Path) -> None:
     # The workspace: 200 units, planned by the real CLI, 137 failed and then passed.
     assert "resume-kit plan --each 'docs/*.txt'" in out
     from resume_kit.paths import find_layout
-    from resume_kit.progress import load
+    from resume_kit.progress_io import load
 
     progress = load(find_layout(root)).progress
     assert len(progress.units) == 200

@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 
 from resume_kit import config as config_mod
 from resume_kit import progress as pm
+from resume_kit import progress_io, progress_validate, progress_yaml
 from resume_kit.errors import ConfigError, ProgressFileError, ResumeKitError
 
 FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -317,9 +318,13 @@ def progress_models(draw: Any) -> pm.Progress:
 @SLOW
 @given(progress_models())
 def test_progress_written_by_the_tool_reads_back_the_same(model: pm.Progress) -> None:
-    text = pm.dump(pm.new_document(model))
-    assert pm.to_data(pm.parse_and_validate(text)) == pm.to_data(model)
-    assert pm.to_data(pm.validate(pm.parse_text(text))) == pm.to_data(model)
+    text = progress_yaml.dump(progress_yaml.new_document(model))
+    assert progress_yaml.to_data(progress_io.parse_and_validate(text)) == progress_yaml.to_data(
+        model
+    )
+    assert progress_yaml.to_data(
+        progress_validate.validate(progress_yaml.parse_text(text))
+    ) == progress_yaml.to_data(model)
 
 
 @SLOW
@@ -329,16 +334,18 @@ def test_rewriting_some_units_keeps_the_rest_and_reads_back(model: pm.Progress, 
     (Durations are rounded to 0.01 s, as verify-next writes them: ruamel.yaml may re-render a
     float in exponent notation one ulp off, e.g. 8.048548390692633e-123.)"""
     assume(model.units)
-    text = "# a person's comment\n" + pm.dump(pm.new_document(model))
-    doc = pm.ProgressDoc(path=Path("progress.yaml"), progress=pm.parse_and_validate(text),
-                         text=text, data=pm.to_data(model))  # fmt: skip
+    text = "# a person's comment\n" + progress_yaml.dump(progress_yaml.new_document(model))
+    doc = progress_io.ProgressDoc(path=Path("progress.yaml"), progress=progress_io.parse_and_validate(text),
+                         text=text, data=progress_yaml.to_data(model))  # fmt: skip
     unit = data.draw(st.sampled_from(doc.progress.units))
     unit.status = data.draw(STATUS)
     unit.title = data.draw(TEXT) or unit.id
     if data.draw(st.booleans()):
         doc.progress.units.append(pm.Unit(id=unit.id + "-new", title="added", verify="true"))
     rendered = doc.render_fast()
-    assert pm.to_data(pm.parse_and_validate(rendered)) == pm.to_data(doc.progress)
+    assert progress_yaml.to_data(progress_io.parse_and_validate(rendered)) == progress_yaml.to_data(
+        doc.progress
+    )
     assert rendered.startswith("# a person's comment\n")
 
 
@@ -352,12 +359,14 @@ YAMLISH = st.lists(st.sampled_from([*":- \n#'\"[]{}&*!|>%@`?,\t", "units", "id",
                  st.builds(lambda d: yaml.safe_dump(d, default_flow_style=None), JSON)))  # fmt: skip
 def test_progress_text_is_a_model_or_a_one_line_error(text: str) -> None:
     try:
-        model = pm.parse_and_validate(text)
+        model = progress_io.parse_and_validate(text)
     except ProgressFileError as exc:
         assert exc.message and "\n" not in exc.message
         assert exc.message.startswith("progress.yaml")
         return
-    assert pm.validate(pm.parse_text(text)) == model  # both parsers agree it is valid
+    assert (
+        progress_validate.validate(progress_yaml.parse_text(text)) == model
+    )  # both parsers agree it is valid
 
 
 @st.composite
@@ -389,12 +398,12 @@ def progress_documents(draw: Any) -> str:
 @example("schema_version: 1\ngoal: g\nunits: " + "[" * 300 + "]" * 300 + "\n")
 def test_fast_and_round_trip_parsers_agree(text: str) -> None:
     try:
-        fast: Any = pm.parse_and_validate(text)
+        fast: Any = progress_io.parse_and_validate(text)
     except ProgressFileError as exc:
         assert "\n" not in exc.message, exc.message  # one line, whatever the file holds
         fast = ("error", exc.message.split(":", 1)[0])
     try:
-        slow: Any = pm.validate(pm.parse_text(text))
+        slow: Any = progress_validate.validate(progress_yaml.parse_text(text))
     except ProgressFileError as exc:
         slow = ("error", exc.message.split(":", 1)[0])
     assert fast == slow
@@ -512,7 +521,7 @@ MARKDOWN_LINE = st.one_of(
 def check_imported_units(units: list[pm.Unit]) -> None:
     """Imported units form a progress file: valid, or refused for a dependency cycle only."""
     try:
-        pm.validate(pm.to_data(pm.Progress(goal="g", units=units)))
+        progress_validate.validate(progress_yaml.to_data(pm.Progress(goal="g", units=units)))
     except ProgressFileError as exc:
         assert "dependency cycle" in exc.message, exc.message
 

@@ -8,7 +8,7 @@ import pytest
 
 from resume_kit import hookentry
 from resume_kit.paths import find_layout
-from resume_kit.progress import load
+from resume_kit.progress_io import load
 
 from .conftest import git
 

@@ -594,11 +594,11 @@ def _expected(doc: dict[str, object]) -> str | None:
 def test_scanner_agrees_with_a_yaml_parser(
     doc: dict[str, object], indent: tuple[int, int], flow_lists: bool
 ) -> None:
-    from resume_kit import progress
+    from resume_kit import progress_yaml
 
     texts = [
         yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, default_flow_style=flow_lists),
-        progress.dump(progress.merge_into(None, doc), indent),
+        progress_yaml.dump(progress_yaml.merge_into(None, doc), indent),
     ]
     for text in texts:
         assert hookentry.unit_in_progress(text) == _expected(doc), text

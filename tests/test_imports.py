@@ -25,7 +25,15 @@ from .conftest import git
 NEVER = {"anthropic", "httpx", "httpcore", "pydantic", "pydantic_core", "git", "gitdb", "ruamel",
          "requests", "urllib3"}  # fmt: skip
 RENDERING = {"jinja2", "tiktoken", "tiktoken_ext", "resume_kit.render", "resume_kit.summarize"}
-READING = {"yaml", "resume_kit.progress", "resume_kit.snapshot", "resume_kit.workspace.git"}
+READING = {
+    "yaml",
+    "resume_kit.progress",
+    "resume_kit.progress_validate",
+    "resume_kit.progress_yaml",
+    "resume_kit.progress_io",
+    "resume_kit.snapshot",
+    "resume_kit.workspace.git",
+}
 
 CLI_WRAPPER = textwrap.dedent(
     """

@@ -329,7 +329,7 @@ def base_case(planted: Planted) -> tuple[Any, dict[str, Any]]:
     """The planted repository's progress and a real snapshot of it, for the pure pipeline."""
     from resume_kit.config import load as load_config
     from resume_kit.paths import find_layout
-    from resume_kit.progress import load
+    from resume_kit.progress_io import load
     from resume_kit.snapshot import take_snapshot
 
     with in_env(planted.env):

@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from resume_kit import progress as p
+from resume_kit import progress_io, progress_validate, progress_yaml
 from resume_kit.errors import ProgressFileError
 
 from .conftest import run_cli
@@ -33,7 +34,7 @@ notes: keep it short
 
 def _error(text: str) -> ProgressFileError:
     with pytest.raises(ProgressFileError) as info:
-        p.validate(p.parse_text(text))
+        progress_validate.validate(progress_yaml.parse_text(text))
     return info.value
 
 
@@ -122,16 +123,18 @@ def test_debug_shows_the_traceback(repo: Path) -> None:
 
 
 def test_comments_order_and_quoting_survive_a_rewrite() -> None:
-    model = p.validate(p.parse_text(GOOD))
-    doc = p.ProgressDoc(path=Path("x"), progress=model, text=GOOD, data=p.to_data(model))
+    model = progress_validate.validate(progress_yaml.parse_text(GOOD))
+    doc = progress_io.ProgressDoc(
+        path=Path("x"), progress=model, text=GOOD, data=progress_yaml.to_data(model)
+    )
     unit = doc.progress.require_unit("doc-001")
     unit.status = "done"
     unit.evidence = p.Evidence("2026-11-29T08:00:00Z", "abc123", False, "sha256:00", 1.5, None)
     doc.progress.units.append(p.Unit(id="doc-003", title="Three", verify="true"))
     fast = doc.render_fast()
-    assert p.validate(p.parse_text(fast)) == doc.progress
+    assert progress_validate.validate(progress_yaml.parse_text(fast)) == doc.progress
     text = doc.render()
-    assert p.validate(p.parse_text(text)) == doc.progress
+    assert progress_validate.validate(progress_yaml.parse_text(text)) == doc.progress
     assert (
         "status" not in fast.split("- id: doc-002")[1].split("- id:")[0]
     )  # untouched units stay as written
@@ -143,21 +146,21 @@ def test_comments_order_and_quoting_survive_a_rewrite() -> None:
         "notes: keep it short",
     ):
         assert fragment in text
-    again = p.validate(p.parse_text(text))
+    again = progress_validate.validate(progress_yaml.parse_text(text))
     assert again.require_unit("doc-001").evidence == unit.evidence
     assert [u.id for u in again.units] == ["doc-001", "doc-002", "doc-003"]
 
 
 def test_older_schema_is_migrated_in_memory() -> None:
     old = "schema_version: 0\ngoal: g\ntasks:\n  - id: a\n    status: completed\n  - id: b\n    status: pending\n"
-    model = p.validate(p.parse_text(old))
+    model = progress_validate.validate(progress_yaml.parse_text(old))
     assert [(u.id, u.status) for u in model.units] == [("a", "done"), ("b", "todo")]
     assert model.schema_version == 1
 
 
 def test_pick_next_order() -> None:
-    model = p.validate(
-        p.parse_text(
+    model = progress_validate.validate(
+        progress_yaml.parse_text(
             "schema_version: 1\ngoal: g\nunits:\n"
             "  - {id: a, status: done}\n  - {id: b, status: blocked}\n"
             "  - {id: c, after: [b]}\n  - {id: d}\n  - {id: e, status: in_progress}\n"
@@ -239,14 +242,14 @@ def models(draw: st.DrawFn) -> p.Progress:
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(models())
 def test_any_valid_model_round_trips(model: p.Progress) -> None:
-    text = p.dump(p.new_document(model))
-    assert p.validate(p.parse_text(text)) == model
+    text = progress_yaml.dump(progress_yaml.new_document(model))
+    assert progress_validate.validate(progress_yaml.parse_text(text)) == model
 
 
 @settings(max_examples=75, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(models(), st.data())
 def test_comments_survive_any_rewrite(model: p.Progress, data: st.DataObject) -> None:
-    text = p.dump(p.new_document(model))
+    text = progress_yaml.dump(progress_yaml.new_document(model))
     lines = text.splitlines()
     key_lines = [
         i
@@ -258,17 +261,22 @@ def test_comments_survive_any_rewrite(model: p.Progress, data: st.DataObject) ->
         indent = len(lines[index]) - len(lines[index].lstrip())
         lines.insert(index, " " * indent + f"# person-comment-{n}")
     commented = "\n".join(lines) + "\n"
-    loaded = p.validate(p.parse_text(commented))
-    doc = p.ProgressDoc(path=Path("x"), progress=loaded, text=commented, data=p.to_data(loaded))
+    loaded = progress_validate.validate(progress_yaml.parse_text(commented))
+    doc = progress_io.ProgressDoc(
+        path=Path("x"), progress=loaded, text=commented, data=progress_yaml.to_data(loaded)
+    )
     for unit in doc.progress.units:
         unit.status = "todo" if unit.status != "todo" else "in_progress"
         unit.evidence = None
     doc.progress.units.append(p.Unit(id="zz-new", title="new unit", verify="true"))
-    expected = p.to_data(doc.progress)
+    expected = progress_yaml.to_data(doc.progress)
     for rewritten in (doc.render_fast(), doc.render()):
         for n in range(len(chosen)):
             assert f"# person-comment-{n}" in rewritten
-        assert p.to_data(p.validate(p.parse_text(rewritten))) == expected
+        assert (
+            progress_yaml.to_data(progress_validate.validate(progress_yaml.parse_text(rewritten)))
+            == expected
+        )
 
 
 @pytest.mark.parametrize(
@@ -281,10 +289,10 @@ def test_comments_survive_any_rewrite(model: p.Progress, data: st.DataObject) ->
 )
 def test_a_broken_old_file_is_a_validation_error_not_a_crash(text: str) -> None:
     with pytest.raises(ProgressFileError):
-        p.parse_and_validate(text)
+        progress_io.parse_and_validate(text)
 
 
 def test_an_old_file_migrates_through_the_fast_parser_too() -> None:
     old = "schema_version: 0\ngoal: g\ntasks:\n  - {id: a, status: completed}\nnotes: n\n"
-    model = p.parse_and_validate(old)
+    model = progress_io.parse_and_validate(old)
     assert [(u.id, u.status) for u in model.units] == [("a", "done")]

@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 from resume_kit.config import Config
 from resume_kit.fingerprint import fingerprint
 from resume_kit.paths import find_layout
-from resume_kit.progress import Evidence, Progress, Unit, load
+from resume_kit.progress import Evidence, Progress, Unit
+from resume_kit.progress_io import load
 from resume_kit.reconcile import reconcile
 from resume_kit.snapshot import (
     canonical_bytes,

@@ -118,10 +118,10 @@ def test_three_processes_writing_at_once_lose_no_update(repo: Path) -> None:
     for proc in procs:
         _, err = proc.communicate(timeout=120)
         assert proc.returncode == 0, err
-    from resume_kit import progress
+    from resume_kit import progress_validate, progress_yaml
 
-    model = progress.validate(
-        progress.parse_text((repo / ".resume-kit" / "progress.yaml").read_text())
+    model = progress_validate.validate(
+        progress_yaml.parse_text((repo / ".resume-kit" / "progress.yaml").read_text())
     )
     ids = sorted(u.id for u in model.units)
     assert ids == sorted(f"w{w}-{i}" for w in range(3) for i in range(8))

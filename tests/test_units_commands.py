@@ -6,12 +6,15 @@ import json
 from pathlib import Path
 
 from resume_kit import progress as p
+from resume_kit import progress_validate, progress_yaml
 
 from .conftest import Result, run_cli
 
 
 def load(repo: Path) -> p.Progress:
-    return p.validate(p.parse_text((repo / ".resume-kit" / "progress.yaml").read_text()))
+    return progress_validate.validate(
+        progress_yaml.parse_text((repo / ".resume-kit" / "progress.yaml").read_text())
+    )
 
 
 def test_init_creates_the_folder_and_refuses_to_overwrite(repo: Path, cli) -> None:  # type: ignore[no-untyped-def]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal, cast
 
-from resume_kit import paths, progress
+from resume_kit import paths, progress, progress_io
 from resume_kit.errors import ResumeKitError
 from resume_kit.ui import info, out, print_json
 
@@ -21,7 +21,7 @@ def record(key: str, description: str, status: str) -> int:
         )
     layout = paths.find_layout()
     state = cast(Literal["success", "unknown", "failed"], status)
-    with progress.transaction(layout) as doc:
+    with progress_io.transaction(layout) as doc:
         existing = next((a for a in doc.progress.actions if a.key == key), None)
         if existing is None:
             doc.progress.actions.append(
@@ -41,7 +41,7 @@ def record(key: str, description: str, status: str) -> int:
 
 def list_actions(json_out: bool) -> int:
     layout = paths.find_layout()
-    actions = progress.load(layout).progress.actions
+    actions = progress_io.load(layout).progress.actions
     if json_out:
         print_json([vars(a) for a in actions])
         return 0

@@ -26,7 +26,7 @@ def _build(
 ) -> tuple[str, Any, Any]:
     """(rendered text, RenderedBrief, layout) for the current work tree."""
     from resume_kit import config as config_mod
-    from resume_kit import progress as progress_mod
+    from resume_kit import progress_io
     from resume_kit.brief import build_brief
     from resume_kit.paths import find_layout
     from resume_kit.reconcile import reconcile
@@ -43,7 +43,7 @@ def _build(
         if isinstance(hook_input.get("transcript_path"), str):
             transcript_path = Path(hook_input["transcript_path"])
     layout = find_layout(start)
-    progress = progress_mod.load(layout).progress
+    progress = progress_io.load(layout).progress
     config = config_mod.load(layout)
     from resume_kit.tokens import preload
 

@@ -289,7 +289,7 @@ def _tokens(text: str) -> int | None:
 
 def _evidence_lines(root: Path, unit_id: str) -> list[str]:
     from resume_kit.paths import find_layout
-    from resume_kit.progress import load
+    from resume_kit.progress_io import load
 
     unit = load(find_layout(root)).progress.require_unit(unit_id)
     ev = unit.evidence
@@ -331,7 +331,7 @@ def _run_logs(root: Path) -> dict[str, int]:
 
 def _done_ids(root: Path) -> list[str]:
     from resume_kit.paths import find_layout
-    from resume_kit.progress import load
+    from resume_kit.progress_io import load
 
     return [u.id for u in load(find_layout(root)).progress.units if u.status == "done"]
 

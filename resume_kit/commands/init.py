@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from resume_kit import paths, progress
+from resume_kit import paths, progress, progress_io
 from resume_kit.errors import ResumeKitError
 from resume_kit.store import atomic_write
 from resume_kit.ui import info
@@ -68,7 +68,7 @@ def run(goal: str | None, import_file: Path | None) -> int:
     layout.state_dir.mkdir(exist_ok=True)
     if not layout.gitignore.exists():
         atomic_write(layout.gitignore, paths.GITIGNORE_BODY)
-    progress.create(layout, model, header=HEADER)
+    progress_io.create(layout, model, header=HEADER)
     if units:
         from resume_kit.trust import approve_created
 

@@ -181,7 +181,9 @@ def _print_human(progress: Progress, snapshot: dict[str, Any], findings: list[Fi
 def run(json_out: bool) -> int:
     from resume_kit.config import load as load_config
     from resume_kit.paths import find_layout
-    from resume_kit.progress import SCHEMA_VERSION, load, to_data
+    from resume_kit.progress import SCHEMA_VERSION
+    from resume_kit.progress_io import load
+    from resume_kit.progress_yaml import to_data
     from resume_kit.reconcile import reconcile
     from resume_kit.snapshot import take_snapshot
 

@@ -8,7 +8,7 @@ from resume_kit.ui import PROG, info, out
 
 def run(show: bool) -> int:
     from resume_kit.paths import find_layout
-    from resume_kit.progress import load
+    from resume_kit.progress_io import load
     from resume_kit.trust import approve, display_command, trust_all, untrusted
 
     layout = find_layout()

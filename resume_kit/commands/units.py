@@ -7,7 +7,7 @@ import os
 import shlex
 from pathlib import Path, PurePosixPath
 
-from resume_kit import paths, progress
+from resume_kit import paths, progress, progress_io
 from resume_kit.errors import ResumeKitError
 from resume_kit.progress import Status, Unit
 from resume_kit.ui import info
@@ -45,7 +45,7 @@ def add(
         )
     _check_command(verify)
     layout = paths.find_layout()
-    with progress.transaction(layout) as doc:
+    with progress_io.transaction(layout) as doc:
         model = doc.progress
         taken = {u.id for u in model.units}
         if unit_id is not None:
@@ -122,7 +122,7 @@ def plan(each: str, title: str, verify: str, artifact: str | None, id_prefix: st
             hint="check the glob; quote it so the shell does not expand it",
         )
     created: list[Unit] = []
-    with progress.transaction(layout) as doc:
+    with progress_io.transaction(layout) as doc:
         model = doc.progress
         taken = {u.id for u in model.units}
         for n, rel in enumerate(matches, start=1):
@@ -160,7 +160,7 @@ def set_status(unit_id: str, status: Status, reason: str | None = None) -> int:
     layout = paths.find_layout()
     if status == "blocked" and (reason is None or not reason.strip()):
         raise ResumeKitError("--reason is empty", hint="say why, so the next session knows")
-    with progress.transaction(layout) as doc:
+    with progress_io.transaction(layout) as doc:
         unit = doc.progress.require_unit(unit_id)
         previous = unit.status
         if status == "in_progress":

@@ -164,7 +164,8 @@ def _require_trusted(layout: Layout, units: list[Unit]) -> None:
 
 def _after_run(layout: Layout) -> tuple[Unit | None, int, int]:
     """(the next unit, done count, total) as progress.yaml stands now."""
-    from resume_kit.progress import load, pick_next
+    from resume_kit.progress import pick_next
+    from resume_kit.progress_io import load
 
     try:
         progress = load(layout).progress
@@ -304,7 +305,8 @@ def run(
 ) -> int:
     from resume_kit import config
     from resume_kit.paths import find_layout
-    from resume_kit.progress import load, pick_next
+    from resume_kit.progress import pick_next
+    from resume_kit.progress_io import load
 
     layout = find_layout()
     progress = load(layout).progress
