@@ -106,15 +106,24 @@ def _str_list(value: Any, what: str, line: int | None, problems: _Problems) -> l
     return [str(v) for v in value]
 
 
-def _evidence(raw: Any, label: str, line: int | None, problems: _Problems) -> Evidence | None:
+def _nested_mapping(
+    raw: Any, name: str, allowed: tuple[str, ...], label: str, line: int | None, problems: _Problems
+) -> bool:
+    """Whether ``raw`` is a mapping to read ``name`` from; unknown keys are reported."""
     if raw is None:
-        return None
+        return False
     if not isinstance(raw, dict):
-        problems.add(line, f"{label}: evidence must be a mapping")
-        return None
+        problems.add(line, f"{label}: {name} must be a mapping")
+        return False
     for key in raw:
-        if key not in EVIDENCE_KEYS:
-            problems.add(_line_of(raw, key), f"{label}: unknown key '{_shown(key)}' in evidence")
+        if key not in allowed:
+            problems.add(_line_of(raw, key), f"{label}: unknown key '{_shown(key)}' in {name}")
+    return True
+
+
+def _evidence(raw: Any, label: str, line: int | None, problems: _Problems) -> Evidence | None:
+    if not _nested_mapping(raw, "evidence", EVIDENCE_KEYS, label, line, problems):
+        return None
 
     def text(key: str) -> str:
         return _scalar(raw.get(key, ""), f"{label}: evidence {key}", _line_of(raw, key), problems)
@@ -134,16 +143,8 @@ def _evidence(raw: Any, label: str, line: int | None, problems: _Problems) -> Ev
 
 
 def _failure(raw: Any, label: str, line: int | None, problems: _Problems) -> LastFailure | None:
-    if raw is None:
+    if not _nested_mapping(raw, "last_failure", FAILURE_KEYS, label, line, problems):
         return None
-    if not isinstance(raw, dict):
-        problems.add(line, f"{label}: last_failure must be a mapping")
-        return None
-    for key in raw:
-        if key not in FAILURE_KEYS:
-            problems.add(
-                _line_of(raw, key), f"{label}: unknown key '{_shown(key)}' in last_failure"
-            )
 
     def text(key: str) -> str:
         return _scalar(
