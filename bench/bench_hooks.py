@@ -13,7 +13,6 @@ snapshot of the previous commit still runs). Also times each hook script on its 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import resource
 import shutil
@@ -23,6 +22,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import workspaces  # bench/ is on sys.path when this script runs
 
 PROGRESS = """\
 schema_version: 1
@@ -88,20 +89,8 @@ def timed_commit(repo: Path, n: int) -> tuple[float, float]:
     return time.perf_counter() - started, cpu_of_children() - cpu
 
 
-def wait_for_snapshot(repo: Path, deadline_s: float = 30.0) -> bool:
-    head = git(repo, "rev-parse", "HEAD").strip()
-    folder = repo / ".resume-kit" / "snapshots"
-    end = time.monotonic() + deadline_s
-    while time.monotonic() < end:
-        newest = sorted(folder.glob("*.json")) if folder.is_dir() else []
-        if newest:
-            try:
-                if json.loads(newest[-1].read_text())["repo"]["head"] == head:
-                    return True
-            except (ValueError, KeyError, OSError):
-                pass
-        time.sleep(0.02)
-    return False
+def wait_for_snapshot(repo: Path) -> bool:
+    return workspaces.wait_for_snapshot(repo, git(repo, "rev-parse", "HEAD").strip())
 
 
 def time_script(argv: list[str], cwd: Path, runs: int = 20) -> str:

@@ -247,22 +247,6 @@ def measure_verify(ws: workspaces.Workspace, rounds: int) -> dict[str, Series]:
     return series
 
 
-def wait_for_snapshot(repo: Path, env: dict[str, str], deadline_s: float = 120.0) -> bool:
-    head = workspaces.git(repo, env, "rev-parse", "HEAD").strip()
-    folder = repo / ".resume-kit" / "snapshots"
-    end = time.monotonic() + deadline_s
-    while time.monotonic() < end:
-        newest = sorted(folder.glob("*.json")) if folder.is_dir() else []
-        if newest:
-            try:
-                if json.loads(newest[-1].read_text())["repo"]["head"] == head:
-                    return True
-            except (ValueError, KeyError, OSError):
-                pass
-        time.sleep(0.05)
-    return False
-
-
 def wait_quiet(folder: Path, deadline_s: float = 120.0) -> None:
     """Until no background snapshot of this clone still runs (removing the folder fails)."""
     end = time.monotonic() + deadline_s
@@ -312,7 +296,8 @@ def measure_hooks(ws: workspaces.Workspace, commits: int) -> tuple[dict[str, Ser
 
     def with_hooks() -> Sample:
         sample = commit(hooks)
-        if not wait_for_snapshot(clone, env):
+        head = workspaces.git(clone, env, "rev-parse", "HEAD").strip()
+        if not workspaces.wait_for_snapshot(clone, head, deadline_s=120.0, poll_s=0.05):
             missed[0] += 1
         return sample
 

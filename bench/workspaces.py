@@ -542,3 +542,22 @@ def build(spec: Spec, base: Path, log: object = None) -> Workspace:
         next_verify=next_verify,
         build_s=time.perf_counter() - started,
     )
+
+
+def wait_for_snapshot(
+    repo: Path, head: str, deadline_s: float = 30.0, poll_s: float = 0.02
+) -> bool:
+    """Whether the newest snapshot in ``repo`` records ``head`` within ``deadline_s`` (the
+    post-commit hook writes it in the background after ``git commit`` has returned)."""
+    folder = repo / ".resume-kit" / "snapshots"
+    end = time.monotonic() + deadline_s
+    while time.monotonic() < end:
+        newest = sorted(folder.glob("*.json")) if folder.is_dir() else []
+        if newest:
+            try:
+                if json.loads(newest[-1].read_text())["repo"]["head"] == head:
+                    return True
+            except (ValueError, KeyError, OSError):
+                pass
+        time.sleep(poll_s)
+    return False
