@@ -15,13 +15,14 @@ import json
 import os
 import random
 import socket
-import stat
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import BinaryIO
 
 from resume_kit.errors import LockError
+from resume_kit.safefs import FileTooLarge, NotARegularFile, open_regular, read_regular
+
+__all__ = ["FileTooLarge", "NotARegularFile", "open_regular", "read_regular"]
 
 DEFAULT_LOCK_TIMEOUT_S = 5.0
 _NO_HARD_LINKS = {
@@ -60,64 +61,6 @@ def atomic_write(path: Path, data: bytes | str, mode: int | None = None) -> None
             os.unlink(tmp)
         raise
     _fsync_dir(path.parent)
-
-
-class NotARegularFile(OSError):
-    """A FIFO, device, socket or folder where a file was expected (reading it could hang)."""
-
-    def __init__(self, path: Path | str, kind: str):
-        super().__init__(f"not a regular file ({kind})")
-        self.path = str(path)
-        self.kind = kind
-
-
-class FileTooLarge(OSError):
-    def __init__(self, path: Path | str, size: int, limit: int):
-        super().__init__(f"larger than {limit} bytes")
-        self.path, self.size, self.limit = str(path), size, limit
-
-
-def _kind(mode: int) -> str:
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return "not a file"
-
-
-def open_regular(path: Path | str) -> BinaryIO:
-    """Open ``path`` for reading only if it is a regular file (after symlinks).
-
-    The open itself never blocks (``O_NONBLOCK``: a FIFO with no writer would otherwise hang
-    the caller) and the type is checked on the open descriptor, so there is no window between
-    the check and the read. Raises :class:`NotARegularFile` or the usual ``OSError``.
-    """
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-    fd = os.open(path, flags)
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise NotARegularFile(path, _kind(info.st_mode))
-        if flags & getattr(os, "O_NONBLOCK", 0):
-            os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb")
-    except BaseException:
-        os.close(fd)
-        raise
-
-
-def read_regular(path: Path | str, limit: int) -> bytes:
-    """The bytes of a regular file of at most ``limit`` bytes (:class:`FileTooLarge` beyond)."""
-    with open_regular(path) as handle:
-        data = handle.read(limit + 1)
-        if len(data) > limit:
-            size = os.fstat(handle.fileno()).st_size
-            raise FileTooLarge(path, max(size, len(data)), limit)
-    return data
 
 
 def _pid_alive(pid: int) -> bool:

@@ -26,7 +26,7 @@ def open_binary(path: Path) -> BinaryIO:
     as /dev/zero (endless) or a folder raises OSError like a missing file does."""
     from resume_kit.store import open_regular
 
-    return open_regular(path)
+    return open_regular(path, follow=True)  # the agent's own session files, in the user's home
 
 
 @dataclass

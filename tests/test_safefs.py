@@ -1,0 +1,51 @@
+"""The safe-open and containment primitives every reader and writer of repository paths uses."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from resume_kit.safefs import NotARegularFile, UnsafePath, contained, open_regular, read_regular
+from tests.hostile import hostile_clone, plant_user_secrets
+
+
+def test_contained_refuses_a_committed_symlink_anywhere_on_the_path(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    secrets = plant_user_secrets(isolated_home)
+    clone = hostile_clone(
+        tmp_path,
+        {"README.md": "hi\n"},
+        symlinks={
+            ".resume-kit/templates": str(secrets["aws"].parent),
+            "docs/creds": str(secrets["aws"]),
+        },
+    )
+    assert (clone / "docs" / "creds").is_symlink()
+    with pytest.raises(UnsafePath, match="templates is a symlink"):
+        contained(clone, ".resume-kit/templates/credentials")
+    with pytest.raises(UnsafePath, match="docs/creds is a symlink"):
+        contained(clone, "docs/creds")
+    with pytest.raises(UnsafePath, match="climbs out"):
+        contained(clone, "x/../../other")
+    with pytest.raises(UnsafePath, match="outside the work tree"):
+        contained(clone, "/etc/passwd")
+    assert contained(clone, "README.md") == clone / "README.md"
+    assert contained(clone, "new/dir/file") == clone / "new" / "dir" / "file"
+
+
+def test_open_regular_never_follows_a_final_symlink_nor_blocks_on_a_fifo(tmp_path: Path) -> None:
+    target = tmp_path / "target"
+    target.write_text("secret\n")
+    (tmp_path / "link").symlink_to(target)
+    os.mkfifo(tmp_path / "fifo")
+    with pytest.raises(NotARegularFile, match="symlink"):
+        open_regular(tmp_path / "link")
+    with pytest.raises(NotARegularFile, match="FIFO"):
+        open_regular(tmp_path / "fifo")
+    with pytest.raises(NotARegularFile, match="device"):
+        open_regular("/dev/null")
+    assert read_regular(tmp_path / "link", 100, follow=True) == b"secret\n"
+    assert read_regular(target, 100) == b"secret\n"
