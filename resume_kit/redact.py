@@ -69,42 +69,93 @@ def _shaped(
 
 _PEM_BEGIN = re.compile(r"-----BEGIN [A-Z0-9 ]{0,80}PRIVATE KEY(?: BLOCK)?-----")
 _PEM_END = re.compile(r"-----END [A-Z0-9 ]{0,80}PRIVATE KEY(?: BLOCK)?-----")
-# a block cut off (a log tail, one line of several): the base64 lines that follow the header
-_PEM_TAIL = re.compile(
-    r"[ \t]{0,8}[A-Za-z0-9+/=]{0,128}(?:[ \t]{0,8}(?:\r?\n|\\n)[ \t]{0,8}[A-Za-z0-9+/=]{1,128}){0,400}"
-)
+# the body lines just before an END whose BEGIN was cut off (the tail of a log or an output)
+_PEM_BODY_LINE = re.compile(r"[ \t]{0,8}[A-Za-z0-9+/=]{16,128}[ \t]{0,8}")
+_PEM_HEADER_FIELD = re.compile(r"[ \t]{0,8}(?:Proc-Type|DEK-Info|Comment):[^\r\n]{0,200}")
 PEM_MAX_CHARS = 16384
+_BLOCK_MARKERS = ("PRIVATE KEY", "PuTTY-User-Key-File")
+_PUTTY = re.compile(
+    r"PuTTY-User-Key-File-\d: [^\r\n]{0,100}\r?\n(?:[^\r\n]{0,200}\r?\n){0,80}?"
+    r"Private-Lines: (?P<n>\d{1,3})"
+)
+
+
+def _orphan_end_start(text: str, end_start: int, floor: int) -> int:
+    """Where the body that ends at ``end_start`` begins: the base64 (and header field) lines
+    just before it, not before ``floor``."""
+    start = end_start
+    while start > floor:
+        line_start = text.rfind("\n", floor, start - 1) + 1
+        line = text[line_start:start].rstrip("\r\n")
+        if not (_PEM_BODY_LINE.fullmatch(line) or _PEM_HEADER_FIELD.fullmatch(line)):
+            break
+        start = line_start
+    return start
 
 
 def _redact_private_keys(text: str) -> str:
     """Each BEGIN…END private-key block (at most 16 KiB, real or ``\\n``-escaped newlines)
-    becomes one marker. The END lines are found once and bisected, so many headers without an
-    END cost linear time, not a 16 KiB scan each."""
+    becomes one marker; a BEGIN with no END in reach takes the rest of the text; an END whose
+    BEGIN was cut off takes the base64 lines before it. The END lines are found once and
+    bisected, so many headers without an END cost linear time, not a 16 KiB scan each."""
     from bisect import bisect_left
 
-    end_starts: list[int] = []
-    end_stops: list[int] = []
-    for end in _PEM_END.finditer(text):
-        end_starts.append(end.start())
-        end_stops.append(end.end())
+    ends = list(_PEM_END.finditer(text))
+    end_starts = [end.start() for end in ends]
     pieces: list[str] = []
     pos = 0
     for begin in _PEM_BEGIN.finditer(text):
         if begin.start() < pos:
             continue
+        # ENDs between the previous stop and this BEGIN belong to a block whose BEGIN was cut
+        k_prev = bisect_left(end_starts, pos)
         k = bisect_left(end_starts, begin.end())
+        for end in ends[k_prev:k]:
+            if end.start() >= pos:
+                start = _orphan_end_start(text, end.start(), pos)
+                pieces += [text[pos:start], marker("private-key")]
+                pos = end.end()
         if k < len(end_starts) and end_starts[k] - begin.end() <= PEM_MAX_CHARS:
-            stop = end_stops[k]
+            stop = ends[k].end()
         else:
-            tail = _PEM_TAIL.match(text, begin.end())
-            stop = tail.end() if tail else begin.end()
-        pieces.append(text[pos : begin.start()])
-        pieces.append(marker("private-key"))
+            stop = len(text)
+        pieces += [text[pos : begin.start()], marker("private-key")]
+        pos = stop
+    for end in ends[bisect_left(end_starts, pos) :]:
+        if end.start() >= pos:
+            start = _orphan_end_start(text, end.start(), pos)
+            pieces += [text[pos:start], marker("private-key")]
+            pos = end.end()
+    for putty in _PUTTY.finditer(text, pos):
+        if putty.start() < pos:
+            continue
+        # a PuTTY key: everything from its header to the end of its private lines
+        stop = putty.end()
+        for _ in range(int(putty.group("n")) + 1):  # the private lines, then the MAC line
+            nl = text.find("\n", stop + 1)
+            stop = len(text) if nl < 0 else nl
+        pieces += [text[pos : putty.start()], marker("private-key")]
         pos = stop
     if not pieces:
         return text
     pieces.append(text[pos:])
     return "".join(pieces)
+
+
+def redact_blocks(text: str) -> str:
+    """``text`` with every multi-line secret (a private-key block) replaced by one marker.
+
+    Run on the whole text before it is split into lines or excerpted, so no line of a block
+    survives on its own; :func:`redact` does this first itself."""
+    if not any(m in text for m in _BLOCK_MARKERS):
+        return text
+    return _redact_private_keys(text)
+
+
+def split_lines(text: str) -> list[str]:
+    """``text.splitlines()`` after :func:`redact_blocks`: the one way untrusted output is split
+    into lines (each line still needs :func:`redact` before it is shown)."""
+    return redact_blocks(text).splitlines()
 
 
 _URL_PASSWORD = re.compile(
@@ -206,7 +257,8 @@ def _replace_url(m: re.Match[str]) -> str:
 _B62 = "A-Za-z0-9"
 _RULES: tuple[_Rule, ...] = (
     # Multi-line first, so later rules never see half a key block.
-    _Rule("private-key", _PEM_BEGIN, ("private key",), substitute=_redact_private_keys),
+    _Rule("private-key", _PEM_BEGIN, ("private key", "putty-user-key-file"),
+          substitute=redact_blocks),
     _shaped("jwt", r"\beyJ[A-Za-z0-9_\-]{8,4096}\.eyJ[A-Za-z0-9_\-]{4,8192}\.[A-Za-z0-9_\-]{0,4096}",
             ["eyj"]),
     # Cloud providers
@@ -322,7 +374,8 @@ def redact(text: str) -> str:
 
 def redact_lines(lines: Sequence[str]) -> list[str]:
     """Each line redacted; one output line per input line (a key block spanning several lines
-    becomes one marker per line, so indexes stay aligned)."""
+    becomes one marker per line, so indexes stay aligned: a header with no END takes every
+    line after it, an END with no header the base64 lines before it)."""
     out: list[str] = []
     inside_key = False
     for line in lines:
@@ -333,9 +386,20 @@ def redact_lines(lines: Sequence[str]) -> list[str]:
                 continue
             inside_key = False
             line = marker("private-key") + line[end.end() :]
-        if _PEM_BEGIN.search(line) and not _PEM_END.search(line):
+        else:
+            end = _PEM_END.search(line)
             begin = _PEM_BEGIN.search(line)
-            assert begin is not None
+            if end is not None and (begin is None or begin.start() > end.start()):
+                back = len(out)
+                while back > 0 and (
+                    _PEM_BODY_LINE.fullmatch(lines[back - 1])
+                    or _PEM_HEADER_FIELD.fullmatch(lines[back - 1])
+                ):
+                    back -= 1
+                    out[back] = marker("private-key")
+                line = marker("private-key") + line[end.end() :]
+        begin = _PEM_BEGIN.search(line)
+        if begin is not None and not _PEM_END.search(line, begin.end()):
             # a lone header line: the lines that follow are the key until its END line
             inside_key = True
             out.append(redact(line[: begin.start()]) + marker("private-key"))

@@ -425,9 +425,10 @@ def _printable(line: str) -> str:
 def error_excerpt(output_tail: str) -> list[str]:
     """The error-relevant lines of the output tail, redacted, at most 20; the last few
     non-empty lines when no error marker is found."""
-    from resume_kit.redact import redact
+    from resume_kit.redact import redact, redact_blocks
     from resume_kit.workspace.logs import error_lines
 
+    output_tail = redact_blocks(output_tail)  # a key block before any line is picked
     lines = error_lines(output_tail, max_lines=EXCERPT_MAX_LINES)
     if not lines:
         lines = [line for line in output_tail.splitlines() if _printable(line).strip()]

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from resume_kit.redact import redact
+from resume_kit.redact import redact, split_lines
 from resume_kit.timeutil import parse_utc
 
 MAX_ERRORS = 5
@@ -60,7 +60,7 @@ def clip(text: str, limit: int) -> str:
 def error_line(text: str) -> str | None:
     """The telling line of a tool's error output: the first non-empty one, plus the last one
     when the first says only ``Exit code N`` (the cause is usually at the end)."""
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    lines = [ln.strip() for ln in split_lines(text) if ln.strip()]
     if not lines:
         return None
     first = lines[0]

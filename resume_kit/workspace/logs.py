@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from resume_kit.redact import redact
+from resume_kit.redact import redact, split_lines
 
 MAX_LINE_CHARS = 300
 _ANSI = re.compile(r"\x1b\[[0-9;?]{0,32}[A-Za-z]|\x1b\][^\x07]{0,256}\x07")
@@ -111,7 +111,7 @@ def error_lines(text: str, max_lines: int = 40) -> list[str]:
     if "\x1b" in text:
         text = _ANSI.sub("", text)
     # splitlines also splits at a lone \r, so each redraw of a progress bar is its own line
-    lines = [line.rstrip() for line in text.splitlines()]
+    lines = [line.rstrip() for line in split_lines(text)]
     seen: set[str] = set()
     unique: list[str] = []
     for line in _select(lines):

@@ -1,0 +1,107 @@
+"""Issue 12, redaction workstream: multi-line secrets, missed secrets, control characters in
+printed fields, ``plan`` placeholder quoting and input limits (docs/security.md).
+
+Every attack is built for real: an attacker's source repository, a ``git clone`` of it, then
+the victim's ordinary commands through the installed console script.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.hostile import hostile_clone, run_user
+
+TRUST_ALL = {"RESUME_KIT_TRUST": "all"}
+
+
+def ok(clone: Path, *args: str, codes: tuple[int, ...] = (0,), **kw: object) -> str:
+    result = run_user(*args, cwd=clone, **kw)  # type: ignore[arg-type]
+    assert result.code in codes, f"{args}: exit {result.code}: {result.stderr[-2000:]}"
+    return result.stdout + "\n" + result.stderr
+
+
+# --------------------------------------------------------------------------- item 6
+
+_BODY = [
+    "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW",
+    "QyNTUxOQAAACBODYONEBODYONEBODYONEBODYONEBODYONEBODYONEBODYONEAAAAJhQQQ",
+    "ZZZZBODYTWOxBODYTWOxBODYTWOxBODYTWOxBODYTWOxBODYTWOxBODYTWOxAAAAAAAAAA",
+    "MIIEBODYTHREEBODYTHREEBODYTHREEBODYTHREE",
+]
+
+
+def _key_script(kind: str, end: bool) -> str:
+    lines = [f"-----BEGIN {kind}PRIVATE KEY-----", *_BODY]
+    if end:
+        lines.append(f"-----END {kind}PRIVATE KEY-----")
+    # no "error" marker: the excerpt falls back to the last lines of the output
+    return (
+        "#!/bin/sh\necho 'loading the deploy key'\ncat <<'EOF'\n"
+        + "\n".join(lines)
+        + "\nEOF\nexit 1\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("kind", "end"), [("OPENSSH ", True), ("RSA ", True), ("", False), ("ENCRYPTED ", False)]
+)
+def test_a_private_key_printed_by_a_failing_verify_command_never_reaches_any_output(
+    tmp_path: Path, kind: str, end: bool
+) -> None:
+    clone = hostile_clone(tmp_path, {"check.sh": _key_script(kind, end)}, executable=("check.sh",))
+    ok(clone, "init", "--goal", "deploy")
+    ok(clone, "add", "Deploy", "--id", "deploy", "--verify", "sh check.sh")
+    outputs = {
+        "run --json": ok(clone, "run", "--json", codes=(1,), env=TRUST_ALL),
+        "progress.yaml": (clone / ".resume-kit" / "progress.yaml").read_text(),
+        "status --json": ok(clone, "status", "--json", env=TRUST_ALL),
+        "status": ok(clone, "status", env=TRUST_ALL),
+        "brief": ok(clone, "brief", env=TRUST_ALL),
+        "brief --format json": ok(clone, "brief", "--format", "json", env=TRUST_ALL),
+        "verify-next --json": ok(clone, "verify-next", "--json", codes=(1,), env=TRUST_ALL),
+    }
+    ok(clone, "start", "deploy", env=TRUST_ALL)
+    outputs["Stop hook"] = ok(
+        clone, "stop-check", input=json.dumps({"cwd": str(clone)}), env=TRUST_ALL
+    )
+    assert '"decision": "block"' in outputs["Stop hook"], outputs["Stop hook"]
+    assert "[REDACTED:private-key]" in outputs["progress.yaml"]
+    leaked = {
+        name: [line[:12] for line in _BODY if line[4:20] in text]
+        for name, text in outputs.items()
+        if any(line[4:20] in text for line in _BODY)
+    }
+    assert leaked == {}
+
+
+@pytest.mark.parametrize("cut", [0, 1, 2, 3])
+def test_a_key_block_whose_begin_was_cut_off_is_still_redacted_line_by_line_and_whole(
+    cut: int,
+) -> None:
+    """A log or output tail can start inside a key: the END line marks the body before it."""
+    from resume_kit.redact import redact, redact_lines, split_lines
+
+    text = "\n".join(["build ok", *_BODY[cut:], "-----END OPENSSH PRIVATE KEY-----", "done"])
+    for out in (
+        redact(text),
+        "\n".join(split_lines(text)),
+        "\n".join(redact_lines(text.split("\n"))),
+    ):
+        assert not any(line[4:20] in out for line in _BODY), out
+        assert out.startswith("build ok\n") and out.endswith("done"), out
+    assert len(redact_lines(text.split("\n"))) == len(text.split("\n"))
+
+
+def test_a_putty_key_file_is_one_block() -> None:
+    from resume_kit.redact import redact
+
+    text = (
+        "before\nPuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: me\n"
+        "Public-Lines: 2\nAAAAC3NzaC1lZDI1NTE5AAAAIPUBLIC\nPUBLICPUBLIC\nPrivate-Lines: 2\n"
+        "AAAAIPRIVATEPRIVATEPRIVATE1\nPRIVATEPRIVATE2\nPrivate-MAC: 0123456789abcdef\nafter"
+    )
+    out = redact(text)
+    assert out == "before\n[REDACTED:private-key]\nafter"
