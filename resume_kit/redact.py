@@ -200,7 +200,17 @@ def _assignment_kind(word: str) -> str:
     return "secret"
 
 
-def _looks_like_a_value(value: str, op: str) -> bool:
+_PROSE_AFTER_PASSWORD = frozenset(
+    {
+        "incorrect", "invalid", "expired", "missing", "required", "changed", "updated", "wrong",
+        "mismatch", "rejected", "disabled", "enabled", "protected", "accepted", "unchanged",
+        "prompt", "optional", "omitted", "provided", "supplied", "ignored", "default",
+        "authentication", "reset", "expires", "policy", "strength", "length",
+    }
+)  # fmt: skip
+
+
+def _looks_like_a_value(value: str, op: str, word: str | None = None) -> bool:
     """False for code and placeholders (``password: str``, ``token = None``, ``key=$KEY``)."""
     bare = value[1:-1] if value[:1] in "\"'" and value[-1:] == value[:1] else value
     if len(bare) < 3 or bare.lower() in _PLACEHOLDERS or bare.startswith("[REDACTED:"):
@@ -215,13 +225,16 @@ def _looks_like_a_value(value: str, op: str) -> bool:
     # "key: value" in prose ("invalid token: unexpected") is too common to take an unquoted
     # word after a colon on faith: demand something secret-like in it.
     if ":" in op and not quoted:
+        if word is not None and _assignment_kind(word) == "password":
+            # "password: correcthorse" is a password; "password: incorrect" is prose
+            return len(bare) >= 6 and bare.lower() not in _PROSE_AFTER_PASSWORD
         return len(bare) >= 6 and (any(c.isdigit() for c in bare) or not bare.isalpha())
     return True
 
 
 def _replace_assignment(m: re.Match[str]) -> str:
     value, op = m.group("value"), m.group("op")
-    if not _looks_like_a_value(value, op):
+    if not _looks_like_a_value(value, op, m.group("word")):
         return m.group(0)
     if m.string[m.end() : m.end() + 1] in ("(", "[") and _DOTTED_NAME.fullmatch("_." + value):
         return m.group(0)  # code: token = get_token(user), key = os.environ["KEY"]
@@ -252,6 +265,157 @@ def _replace_url(m: re.Match[str]) -> str:
     if m.group("password").startswith("[REDACTED:"):
         return m.group(0)
     return m.group("head") + marker("url-password") + m.group("at")
+
+
+# An environment-style name with a secret word anywhere in it (APITOKEN, dbpassword, SMTPPASS,
+# ENCRYPTION_KEY): the camelCase/separator forms above miss these.
+_ENV_NAME = re.compile(
+    r"(?<![A-Za-z0-9_.\-])(?P<name>[A-Za-z_][A-Za-z0-9_]{1,63})"
+    r"(?P<op>[ \t]{0,3}:?=[ \t]{0,3})"
+    r"(?P<value>\"[^\"\r\n]{1,512}\"|'[^'\r\n]{1,512}'|[^\s\"',;&<>()\[\]{}]{1,512})"
+)
+# the word ends the name or one of its parts: SMTPPASS, DB_PASSWORD_FILE, not PASSTHROUGH
+_ENV_WORDS = re.compile(
+    r"(pass(?:word|wd|phrase)?|pwd|secret|token|key|credentials?)(?=[_.\-]|\Z)", re.IGNORECASE
+)
+_NOT_SECRET_SUFFIX = re.compile(
+    r"[_.\-]?(?:url|uri|path|file|dir|name|endpoint|host|port|ttl|timeout|length|size|type"
+    r"|format|algorithm|header|prefix|count|env|var|field|id)\Z",
+    re.IGNORECASE,
+)
+_NOT_SECRET_NAMES = frozenset({"pwd", "oldpwd", "keymap", "keyboard", "keys", "passes"})
+
+
+def _replace_env_name(m: re.Match[str]) -> str:
+    name, value, op = m.group("name"), m.group("value"), m.group("op")
+    found = _ENV_WORDS.search(name)
+    if found is None or name.lower() in _NOT_SECRET_NAMES or value.startswith("[REDACTED"):
+        return m.group(0)
+    bare = value.strip("\"'")
+    if _NOT_SECRET_SUFFIX.search(name) or "://" in bare or bare.startswith(("/", "./", "~/")):
+        return m.group(0)  # TOKEN_URL=https://…, SECRET_FILE=/run/secrets/x: where, not what
+    word = found.group(1).lower()
+    if not _looks_like_a_value(value, op, word):
+        return m.group(0)
+    if m.string[m.end() : m.end() + 1] in ("(", "["):
+        return m.group(0)  # code: cache_key = make_key(user)
+    if word == "key" and not (len(bare) >= 20 or (len(bare) >= 8 and _has_digit_and_letter(bare))):
+        return m.group(0)  # sort_key=name, primary_key=True: a key name, not a secret
+    kind = _assignment_kind(word)
+    quote = value[0] if value[:1] in "\"'" and value[-1:] == value[:1] and len(value) > 1 else ""
+    return f"{name}{op}{quote}{marker(kind)}{quote}"
+
+
+_SECRET_VALUE = r"(?P<value>\"[^\"\r\n]{1,512}\"|'[^'\r\n]{1,512}'|[^\s\"'|;&<>()]{1,512})"
+# --password X, --token X, --api-key X (the "=" form is an assignment above)
+_LONG_OPTION = re.compile(
+    r"(?P<head>(?<![\w\-])--(?:[a-z0-9]{1,20}-){0,3}"
+    r"(?P<word>password|passwd|pass|passphrase|token|api-?key|secret|auth-token|access-token)"
+    r"[ \t]{1,3})" + _SECRET_VALUE,
+    re.IGNORECASE,
+)
+# mysql -pPASSWORD (glued), sshpass -p X, docker login -p X
+_MYSQL_P = re.compile(
+    r"(?P<head>\b(?:mysql\w{0,10}|mariadb[\w\-]{0,10})\b[^\r\n|;&]{0,200}?[ \t]-p)"
+    r"(?P<value>[^\s\"'|;&<>()\-][^\s\"'|;&<>()]{0,511})"
+)
+_LOGIN_P = re.compile(
+    r"(?P<head>\b(?:sshpass|(?:docker|podman|nerdctl|buildah|skopeo|helm|oras|crane|twine)\b"
+    r"[^\r\n|;&]{0,60}?\b(?:login|upload))\b[^\r\n|;&]{0,200}?[ \t]-p[ \t]{0,3})"
+    r"(?P<value>[^\s\"'|;&<>()\-][^\s\"'|;&<>()]{0,511})"
+)
+# curl -u user:pw, --user user:pw, --proxy-user user:pw
+_USER_OPTION = re.compile(
+    r"(?P<head>(?<![\w\-])(?:-u|-U|--user|--proxy-user)[ \t]{0,3}[\"']?[^\s:\"']{1,64}:)"
+    r"(?P<value>[^\s\"']{1,256})"
+)
+# presigned URLs: S3, GCS, CloudFront
+_URL_SIGNATURE = re.compile(
+    r"(?P<head>[?&](?:X-Amz-Signature|X-Amz-Security-Token|X-Goog-Signature|X-Goog-Credential"
+    r"|X-Amz-Credential|Signature|Policy)=)(?P<value>[^&\s\"'<>#]{8,4096})",
+    re.IGNORECASE,
+)
+# a token as a URL's user name: https://ghp_xxx@github.com, https://<random>@host
+_URL_USER = re.compile(
+    r"(?P<head>\b(?:https?|git\+https?|wss?)://)(?P<value>[A-Za-z0-9_\-.~%]{16,256})(?=@[A-Za-z0-9\[])"
+)
+# .npmrc: _auth=, _authToken=, _password=
+_NPMRC = re.compile(
+    r"(?P<head>(?<![A-Za-z0-9])_(?:auth|authToken|password)[ \t]{0,3}=[ \t]{0,3}[\"']?)"
+    r"(?P<value>[^\s\"']{3,2048})",
+    re.IGNORECASE,
+)
+_COOKIE_HEADER = re.compile(
+    r"(?P<head>\b(?:set-)?cookie[\"']?[ \t]{0,3}:[ \t]{0,3})(?P<value>[^\r\n]{1,8192})",
+    re.IGNORECASE,
+)
+_COOKIE_PAIR = re.compile(r"(?P<name>[^\s=;,]{1,128})=(?P<value>[^;\r\n]{1,4096})")
+_COOKIE_ATTRIBUTES = frozenset(
+    {"path", "domain", "expires", "max-age", "samesite", "priority", "partitioned", "version"}
+)
+
+
+def _replace_cookies(m: re.Match[str]) -> str:
+    def pair(p: re.Match[str]) -> str:
+        name, value = p.group("name"), p.group("value").strip()
+        if name.lower() in _COOKIE_ATTRIBUTES or not value or value.startswith("[REDACTED"):
+            return p.group(0)
+        return f"{name}={marker('cookie')}"
+
+    return m.group("head") + _COOKIE_PAIR.sub(pair, m.group("value"))
+
+
+# netrc: "machine h login u password p" (one line or several)
+_NETRC = re.compile(
+    r"(?P<head>\bmachine[ \t]{1,8}[^\s]{1,253}(?:[ \t]{1,8}(?:login|account)[ \t]{1,8}[^\s]{1,256}){0,2}"
+    r"[ \t]{1,8}password[ \t]{1,8})(?P<value>\S{1,256})"
+    r"|(?P<head2>(?m:^)[ \t]{0,16}password[ \t]{1,8})(?P<value2>\S{1,256})(?=[ \t]{0,8}(?:\r?\n|\Z))"
+)
+# pgpass: host:port:database:user:password
+_PGPASS = re.compile(
+    r"(?P<head>(?<![\w:.\-])[A-Za-z0-9_.\-*]{1,253}:(?:\d{1,5}|\*):"
+    r"(?=[^\s:]{0,63}[A-Za-z*])[^\s:]{1,63}:(?=[^\s:]{0,63}[A-Za-z*])[^\s:]{1,63}:)"
+    r"(?P<value>[^\s:]{1,256})(?![\w:])"
+)
+
+
+def _keep_heads(kind: str) -> Callable[[re.Match[str]], str]:
+    """For a pattern with two alternatives (``head``/``value`` and ``head2``/``value2``)."""
+
+    def replace(m: re.Match[str]) -> str:
+        head = m.group("head") if m.group("head") is not None else m.group("head2")
+        value = m.group("value") if m.group("value") is not None else m.group("value2")
+        lowered = value.lower()
+        if value.startswith("[REDACTED") or lowered in _PLACEHOLDERS:
+            return m.group(0)
+        if lowered in _PROSE_AFTER_PASSWORD:
+            return m.group(0)
+        return head + marker(kind)
+
+    return replace
+
+
+def _replace_option(m: re.Match[str]) -> str:
+    value = m.group("value")
+    if not _looks_like_a_value(value, "=") or value.startswith("-"):
+        return m.group(0)
+    kind = _assignment_kind(m.group("word").replace("-", ""))
+    quote = value[0] if value[:1] in "\"'" and value[-1:] == value[:1] and len(value) > 1 else ""
+    return f"{m.group('head')}{quote}{marker(kind)}{quote}"
+
+
+def _replace_user_option(m: re.Match[str]) -> str:
+    value = m.group("value")
+    if value.isdigit() or value.startswith("[REDACTED") or value.startswith("$"):
+        return m.group(0)  # docker -u 1000:1000
+    return m.group("head") + marker("password")
+
+
+def _replace_url_user(m: re.Match[str]) -> str:
+    value = m.group("value")
+    if value.startswith("[REDACTED") or not _has_digit_and_letter(value):
+        return m.group(0)  # https://someone.with.a.long.name@host
+    return m.group("head") + marker("url-token")
 
 
 _B62 = "A-Za-z0-9"
@@ -323,7 +487,7 @@ _RULES: tuple[_Rule, ...] = (
     # Payments, mail and other services
     _shaped("stripe-key", r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,247}\b|\bwhsec_[A-Za-z0-9]{32,128}\b",
             ["sk_live_", "sk_test_", "rk_live_", "rk_test_", "whsec_"]),
-    _shaped("sendgrid-api-key", r"\bSG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}\b", ["sg."]),
+    _shaped("sendgrid-api-key", r"\bSG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}(?![A-Za-z0-9_\-])", ["sg."]),
     _shaped("twilio-api-key", r"\bSK[0-9a-fA-F]{32}\b", ["sk"], mixed=True),
     _shaped("mailgun-api-key", r"\bkey-[0-9a-z]{32}\b", ["key-"], mixed=True),
     _shaped("shopify-token", r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b",
@@ -331,22 +495,78 @@ _RULES: tuple[_Rule, ...] = (
     _shaped("linear-api-key", r"\blin_(?:api|oauth)_[A-Za-z0-9]{40}\b", ["lin_api_", "lin_oauth_"]),
     _shaped("notion-token", r"\b(?:secret_[A-Za-z0-9]{43}|ntn_[A-Za-z0-9]{46})\b",
             ["secret_", "ntn_"], mixed=True),
+    # More services, each by a prefix of its own (reviewed against the gitleaks rule list)
+    _shaped("age-secret-key", r"\bAGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}\b",
+            ["age-secret-key-1"]),
+    _shaped("alibaba-access-key", r"\bLTAI[A-Za-z0-9]{20}\b", ["ltai"], mixed=True),
+    _shaped("databricks-token", r"\bdapi[a-f0-9]{32}(?:-\d)?\b", ["dapi"], mixed=True),
+    _shaped("doppler-token", r"\bdp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,44}\b", ["dp."]),
+    _shaped("dynatrace-token", r"\bdt0c01\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{64}\b", ["dt0c01."]),
+    _shaped("easypost-api-key", r"\bEZ[AT]K[A-Za-z0-9]{54}\b", ["ezak", "eztk"]),
+    _shaped("grafana-token",
+            r"\bglc_[A-Za-z0-9+/]{32,400}={0,2}|\bglsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}\b",
+            ["glc_", "glsa_"]),
+    _shaped("new-relic-key", r"\bNR(?:AK|II|JS)-[A-Za-z0-9]{19,32}\b", ["nrak-", "nrii-", "nrjs-"],
+            mixed=True),
+    _shaped("planetscale-token", r"\bpscale_(?:tkn|pw|oauth)_[A-Za-z0-9_.\-]{32,64}",
+            ["pscale_"]),
+    _shaped("postman-api-key", r"\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}\b", ["pmak-"]),
+    _shaped("prefect-api-key", r"\bpnu_[A-Za-z0-9]{36}\b", ["pnu_"]),
+    _shaped("pulumi-token", r"\bpul-[a-f0-9]{40}\b", ["pul-"]),
+    _shaped("readme-api-key", r"\brdme_[a-z0-9]{70}\b", ["rdme_"]),
+    _shaped("rubygems-api-key", r"\brubygems_[a-f0-9]{48}\b", ["rubygems_"]),
+    _shaped("brevo-api-key", r"\bxkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}\b", ["xkeysib-"]),
+    _shaped("sentry-token", r"\bsntry[su]_[A-Za-z0-9+/=_\-]{40,400}", ["sntrys_", "sntryu_"]),
+    _shaped("shippo-token", r"\bshippo_(?:live|test)_[a-f0-9]{40}\b", ["shippo_"]),
+    _shaped("square-token", r"\b(?:sq0atp|sq0csp|sq0idp)-[A-Za-z0-9_\-]{22,43}(?![A-Za-z0-9_\-])|\bEAAA[A-Za-z0-9_\-]{60}(?![A-Za-z0-9_\-])",
+            ["sq0atp-", "sq0csp-", "sq0idp-", "eaaa"], mixed=True),
+    _shaped("typeform-token", r"\btfp_[A-Za-z0-9_\-.=]{59}", ["tfp_"]),
+    _shaped("onepassword-token", r"\bops_eyJ[A-Za-z0-9+/=_\-]{100,4096}", ["ops_eyj"]),
+    _shaped("mapbox-secret-token", r"\bsk\.eyJ[A-Za-z0-9_\-]{20,500}\.[A-Za-z0-9_\-]{20,100}",
+            ["sk.eyj"]),
+    _shaped("flutterwave-key", r"\bFLW(?:SECK|PUBK)(?:_TEST)?-[a-h0-9]{32}-X\b", ["flwseck", "flwpubk"]),
+    _shaped("infracost-api-key", r"\bico-[A-Za-z0-9]{32}\b", ["ico-"], mixed=True),
+    _shaped("heroku-api-key", r"\bHRKU-AA[A-Za-z0-9_\-]{58}", ["hrku-"]),
+    _shaped("frameio-token", r"\bfio-u-[A-Za-z0-9_=\-]{64}", ["fio-u-"]),
+    _shaped("duffel-token", r"\bduffel_(?:test|live)_[A-Za-z0-9_=\-]{43}", ["duffel_"]),
+    _shaped("scalingo-token", r"\btk-us-[A-Za-z0-9_\-]{48}", ["tk-us-"]),
+    _shaped("clojars-token", r"\bCLOJARS_[a-z0-9]{60}\b", ["clojars_"]),
+    _shaped("terraform-cloud-token", r"\b[a-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=\-]{60,70}", [".atlasv1."]),
+    _shaped("mailchimp-api-key", r"\b[0-9a-f]{32}-us\d{1,2}\b", ["-us"], mixed=True),
+    _shaped("cloudflare-origin-ca-key", r"\bv1\.0-[a-f0-9]{24}-[a-f0-9]{146}\b", ["v1.0-"]),
+    _shaped("flyio-token", r"\bfo1_[A-Za-z0-9_\-]{43}(?![A-Za-z0-9_\-])|\bfm[12][ar]?_[A-Za-z0-9+/]{100,4096}={0,3}",
+            ["fo1_", "fm1", "fm2"]),
+    _shaped("sourcegraph-token", r"\bsgp_(?:[a-f0-9]{16}_)?[a-f0-9]{40}\b", ["sgp_"]),
     # Context rules last: they keep their surroundings and skip what is already redacted.
     _Rule("url-password", _URL_PASSWORD, ("://",), _replace_url),
     _Rule("authorization", _AUTH_HEADER, ("authorization",), _keep_head("authorization")),
     _Rule("bearer-token", _BEARER, ("bearer",), _keep_head("bearer-token")),
     _Rule("assignment", _ASSIGNMENT, ("pass", "pwd", "secret", "token", "key", "credential"),
           _replace_assignment),
+    _Rule("env-name", _ENV_NAME, ("pass", "pwd", "secret", "token", "key", "credential"),
+          _replace_env_name),
+    _Rule("option", _LONG_OPTION, ("--",), _replace_option),
+    _Rule("password", _MYSQL_P, ("mysql", "mariadb"), _keep_head("password")),
+    _Rule("password", _LOGIN_P, ("sshpass", "login", "upload"), _keep_head("password")),
+    _Rule("password", _USER_OPTION, ("-u", "-U", "--user", "--proxy-user"), _replace_user_option),
+    _Rule("url-signature", _URL_SIGNATURE, ("signature=", "credential=", "security-token=", "policy="),
+          _keep_head("url-signature")),
+    _Rule("url-token", _URL_USER, ("://",), _replace_url_user),
+    _Rule("npmrc-auth", _NPMRC, ("_auth", "_password"), _keep_head("npmrc-auth")),
+    _Rule("cookie", _COOKIE_HEADER, ("cookie",), _replace_cookies),
+    _Rule("netrc-password", _NETRC, ("machine",), _keep_heads("netrc-password")),
+    _Rule("pgpass-password", _PGPASS, (":",), _keep_head("pgpass-password")),
 )  # fmt: skip
 
-# What can appear inside ``[REDACTED:<kind>]``; "assignment" stands for its four kinds.
+# What can appear inside ``[REDACTED:<kind>]``; "assignment", "env-name" and "option" stand
+# for the four kinds they emit.
 KINDS: tuple[str, ...] = tuple(
     dict.fromkeys(
         k
         for rule in _RULES
         for k in (
             ("password", "token", "secret", "api-key")
-            if rule.kind == "assignment"
+            if rule.kind in ("assignment", "env-name", "option")
             else (rule.kind,)
         )
     )

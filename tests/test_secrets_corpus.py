@@ -1,6 +1,6 @@
 """Secrets never leave the machine's own files (issue 6, part 4).
 
-A corpus of fake, format-valid secrets of more than 25 kinds, built at run time (so this file
+A corpus of fake, format-valid secrets of more than 60 kinds, built at run time (so this file
 holds nothing a scanner would flag), is planted everywhere resume-kit reads untrusted text: log
 files, the agent's transcript (request, todos, tool errors), the output of failing verify
 commands, commit subjects, file names and pytest's last-failed test ids. Then every output is
@@ -42,6 +42,7 @@ ALNUM = string.ascii_letters + string.digits
 URLSAFE = ALNUM + "_-"
 HEX = "0123456789abcdef"
 B64 = ALNUM + "+/"
+BECH32 = "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L"
 
 
 def fake(chars: str, n: int) -> str:
@@ -92,6 +93,7 @@ def b64url(data: dict[str, object]) -> str:
 
 
 def build_corpus() -> list[Secret]:
+    letters_pw = "".join(_rng.choice(string.ascii_lowercase) for _ in range(18))
     jwt_sig = fake(URLSAFE, 43)
     jwt = (
         b64url({"alg": "HS256", "typ": "JWT"})
@@ -101,6 +103,8 @@ def build_corpus() -> list[Secret]:
         + jwt_sig
     )
     pem_body = "\n".join(fake(B64, 64) for _ in range(4))
+    ssh_body = "\n".join(fake(B64, 70) for _ in range(5))
+    open_body = "\n".join(fake(B64, 64) for _ in range(3))
     webhook = fake(ALNUM, 24)
     discord = fake(URLSAFE, 68)
     # fmt: off
@@ -154,6 +158,92 @@ def build_corpus() -> list[Secret]:
                short="Bearer {}"),
         shaped("client-secret", "", ALNUM, 24, "error: client_secret='{}' invalid",
                short="client_secret={}"),
+        # more services (issue 12 item 7; reviewed against the gitleaks rule list)
+        shaped("age-secret-key", "AGE-SECRET-KEY-1", BECH32, 58, "error: age -i key {} bad"),
+        shaped("alibaba-access-key", "LTAI", ALNUM, 20, "error: aliyun {} denied"),
+        shaped("databricks-token", "dapi", HEX, 32, "error: databricks {} 403"),
+        shaped("doppler-token", "dp.pt.", ALNUM, 43, "error: doppler {} invalid"),
+        shaped("dynatrace-token", "dt0c01." + fake(UPPER_DIGITS, 24) + ".", UPPER_DIGITS, 64,
+               "error: dynatrace {} 401"),
+        shaped("easypost-api-key", "EZAK", ALNUM, 54, "error: easypost {} 401"),
+        shaped("grafana-token", "glc_", B64, 60, "error: grafana cloud {} 401"),
+        shaped("grafana-service-account", "glsa_", ALNUM, 32, "error: grafana {} 401",
+               suffix="_0a1b2c3d"),
+        shaped("new-relic-key", "NRAK-", UPPER_DIGITS, 27, "error: newrelic {} 403"),
+        shaped("planetscale-token", "pscale_tkn_", URLSAFE, 43, "error: pscale {} 401"),
+        shaped("postman-api-key", "PMAK-" + fake(HEX, 24) + "-", HEX, 34, "error: postman {} 401"),
+        shaped("prefect-api-key", "pnu_", ALNUM, 36, "error: prefect {} 401"),
+        shaped("pulumi-token", "pul-", HEX, 40, "error: pulumi login {} failed"),
+        shaped("readme-api-key", "rdme_", LOWER_DIGITS, 70, "error: rdme {} 401"),
+        shaped("rubygems-api-key", "rubygems_", HEX, 48, "error: gem push {} 401"),
+        shaped("brevo-api-key", "xkeysib-" + fake(HEX, 64) + "-", ALNUM, 16, "error: brevo {} 401"),
+        shaped("sentry-token", "sntrys_", B64, 80, "error: sentry-cli {} 401"),
+        shaped("shippo-token", "shippo_live_", HEX, 40, "error: shippo {} 401"),
+        shaped("square-token", "sq0atp-", URLSAFE, 22, "error: square {} 401"),
+        shaped("typeform-token", "tfp_", URLSAFE, 59, "error: typeform {} 401"),
+        shaped("onepassword-token", "ops_eyJ", B64, 200, "error: op {} invalid"),
+        shaped("mapbox-secret-token", "sk.eyJ1IjoiZmFrZSIsImEiOiJ4In0.", URLSAFE, 22,
+               "error: mapbox {} 401"),
+        shaped("flutterwave-key", "FLWSECK_TEST-", "abcdefgh0123456789", 32, "error: flw {} 401",
+               suffix="-X"),
+        shaped("infracost-api-key", "ico-", ALNUM, 32, "error: infracost {} 401"),
+        shaped("heroku-api-key", "HRKU-AA", URLSAFE, 58, "error: heroku {} 401"),
+        shaped("frameio-token", "fio-u-", URLSAFE, 64, "error: frame.io {} 401"),
+        shaped("duffel-token", "duffel_test_", URLSAFE, 43, "error: duffel {} 401"),
+        shaped("scalingo-token", "tk-us-", URLSAFE, 48, "error: scalingo {} 401"),
+        shaped("clojars-token", "CLOJARS_", LOWER_DIGITS, 60, "error: lein deploy {} 401"),
+        shaped("terraform-cloud-token", fake(LOWER_DIGITS, 14) + ".atlasv1.", URLSAFE, 64,
+               "error: terraform login {} 401"),
+        shaped("mailchimp-api-key", "", HEX, 32, "error: mailchimp {} 401", suffix="-us12"),
+        shaped("cloudflare-origin-ca-key", "v1.0-" + fake(HEX, 24) + "-", HEX, 146,
+               "error: cloudflare {} 403"),
+        shaped("flyio-token", "fo1_", URLSAFE, 43, "error: flyctl {} 401"),
+        shaped("sourcegraph-token", "sgp_", HEX, 40, "error: src {} 401"),
+        # credentials known by what stands next to them (issue 12 item 7)
+        shaped("mysql-password-option", "", ALNUM, 16, "error: mysql -uroot -p{} -h db failed",
+               short="mysql -p{}"),
+        shaped("login-password-option", "", ALNUM, 16, "error: sshpass -p {} ssh deploy@h denied",
+               short="sshpass -p {}"),
+        shaped("docker-login-password", "", ALNUM, 20, "error: docker login -u bob -p {} r.io",
+               short="docker login -p {}"),
+        shaped("long-password-option", "", ALNUM, 16, "error: mysql --password {} -h db",
+               short="--password {}"),
+        shaped("long-token-option", "", ALNUM, 30, "error: gh auth login --token {} failed",
+               short="--token {}"),
+        shaped("curl-user-password", "", ALNUM, 16, "error: curl -u deploy:{} https://x.io 401",
+               short="curl -u deploy:{}"),
+        shaped("pgpassword", "", ALNUM, 16, "error: PGPASSWORD={} psql -h db failed",
+               short="PGPASSWORD={}"),
+        shaped("presigned-url", "", HEX, 64,
+               "error: GET https://b.s3.amazonaws.com/k?X-Amz-Date=20260101T000000Z"
+               "&X-Amz-Signature={} 403", short="k?X-Amz-Signature={}"),
+        shaped("url-user-token", "", ALNUM, 40, "fatal: https://{}@github.com/org/r.git denied",
+               short="https://{}@github.com"),
+        shaped("npmrc-auth-token", "", ALNUM, 36,
+               "npm ERR! //registry.npmjs.org/:_authToken={} invalid", short="_authToken={}"),
+        shaped("npmrc-auth", "", B64, 40, "npm ERR! _auth={}== rejected", short="_auth={}"),
+        shaped("cookie-header", "", URLSAFE, 32, "error: sent Cookie: session={}; theme=dark",
+               short="Cookie: session={}"),
+        shaped("set-cookie-header", "", URLSAFE, 32, "< Set-Cookie: sid={}; Path=/; HttpOnly",
+               short="Set-Cookie: sid={}"),
+        shaped("netrc-password", "", ALNUM, 16,
+               "error: ~/.netrc: machine api.example.com login bob password {}",
+               short="machine h login u password {}"),
+        shaped("pgpass-password", "", ALNUM, 16,
+               "error: ~/.pgpass line db.example.com:5432:app:alice:{}",
+               short="db:5432:app:alice:{}"),
+        Secret("password-colon-letters", letters_pw, letters_pw, "error: password: {} rejected",
+               "password: {}"),
+        shaped("env-apitoken", "", ALNUM, 24, "error: APITOKEN={} invalid", short="APITOKEN={}"),
+        shaped("env-dbpassword", "", ALNUM, 16, "error: dbpassword={} denied",
+               short="dbpassword={}"),
+        shaped("env-smtppass", "", ALNUM, 16, "error: SMTPPASS={} denied", short="SMTPPASS={}"),
+        shaped("env-encryption-key", "", ALNUM, 32, "error: ENCRYPTION_KEY={} wrong",
+               short="ENCRYPTION_KEY={}"),
+        Secret("openssh-private-key", "-----BEGIN OPENSSH PRIVATE KEY-----\n" + ssh_body
+               + "\n-----END OPENSSH PRIVATE KEY-----", ssh_body, "key file:\n{}"),
+        Secret("unterminated-private-key", "-----BEGIN PRIVATE KEY-----\n" + open_body,
+               open_body, "loading\n{}"),
     ]
     # fmt: on
 
@@ -170,8 +260,8 @@ def leaks(text: str, corpus: list[Secret] = CORPUS) -> list[str]:
     return found
 
 
-def test_the_corpus_has_at_least_25_kinds_and_every_one_is_caught() -> None:
-    assert len({s.kind for s in CORPUS}) >= 25
+def test_the_corpus_has_at_least_60_kinds_and_every_one_is_caught() -> None:
+    assert len({s.kind for s in CORPUS}) >= 60
     missed = [s.kind for s in CORPUS if leaks(redact(s.line), [s])]
     assert missed == [], f"seed {SEED}"
 
@@ -421,6 +511,38 @@ ORDINARY_TEMPLATES: list[Callable[[], str]] = [
     lambda: f"  color: #{_hex(6)}; background: url(data:image/svg+xml;base64,{_b64(30)})",
     lambda: f"key: {_word()}-{_rng.choice(['east', 'west'])}-{_rng.randint(1, 3)}",
     lambda: f'cache_key = f"{_word()}:{{user_id}}:{_hex(8)}"',
+    # near misses of the rules added for issue 12 item 7
+    lambda: (
+        f"docker run --rm -u {_rng.randint(0, 2000)}:{_rng.randint(0, 2000)} -v $PWD:/src {_word()}"
+    ),
+    lambda: f"mkdir -p build/{_word()} && patch -p1 < fix-{_hex(6)}.patch",
+    lambda: f"git log -p --stat {_hex(7)}..HEAD",
+    lambda: f"ssh -p {_rng.randint(1024, 65000)} deploy@{_word()}.example.com",
+    lambda: 'curl -u "$API_USER:$API_TOKEN" https://api.example.com/v1/status',
+    lambda: f"pip install --user {_word()}=={_rng.randint(1, 9)}.{_rng.randint(0, 20)}",
+    lambda: f"echo $PW | docker login -u bob --password-stdin registry-{_rng.randint(1, 9)}.io",
+    lambda: f"--token-file /run/secrets/{_word()}_token --password-file ~/.config/{_word()}",
+    lambda: (
+        f"SORT_KEY=created_at PRIMARY_KEY=id PASSTHROUGH=enabled BYPASS_CACHE={_rng.choice(['true', 'false'])}"
+    ),
+    lambda: f"export SECRET_NAME=prod/{_word()} TOKEN_URL=https://auth.example.com/oauth/token",
+    lambda: (
+        f"PASSWORD_MIN_LENGTH={_rng.randint(8, 20)} TOKEN_TTL={_rng.randint(60, 9999)} KEY_FILE=/etc/ssl/{_word()}.pem"
+    ),
+    lambda: f"AUTHOR=alice{_rng.randint(1, 99)} AUTH_MODE=oauth2 KEYBOARD=us",
+    lambda: (
+        f"https://bucket.s3.amazonaws.com/{_word()}.tgz?X-Amz-Expires={_rng.randint(60, 900)}&X-Amz-SignedHeaders=host"
+    ),
+    lambda: f"https://alice@{_word()}.example.com/org/repo.git",
+    lambda: f"Set-Cookie header has no SameSite attribute on /{_word()}",
+    lambda: "error: cookie: none set",
+    lambda: f"machine learning pipeline password reset flow for {_word()}",
+    lambda: (
+        f"2026-11-29 08:{_rng.randint(10, 59)}:00:{_rng.randint(100, 999)} INFO {_word()} ready"
+    ),
+    lambda: f"MAC 00:1a:2b:{_rng.randint(10, 99)}:4d:5e link up",
+    lambda: f"error: password: incorrect for user {_word()}",
+    lambda: f"redis-cli -h cache -p {_rng.randint(6000, 7000)} ping",
 ]
 
 

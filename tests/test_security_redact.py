@@ -105,3 +105,82 @@ def test_a_putty_key_file_is_one_block() -> None:
     )
     out = redact(text)
     assert out == "before\n[REDACTED:private-key]\nafter"
+
+
+# --------------------------------------------------------------------------- item 7
+
+_PW = "Xq7vR2mPz9LkW4tN"  # a fake credential; no 8 characters of it may survive
+_SIG = "9f8e7d6c5b4a39281706f5e4d3c2b1a09f8e7d6c5b4a39281706f5e4d3c2b1a0"
+REALISTIC = [
+    f"mysql -uroot -p{_PW} -h db",
+    f"mysqldump --single-transaction -u app -p{_PW} shop > dump.sql",
+    f"mysql --password {_PW} -h db",
+    f"mysql --password={_PW}",
+    f"curl -u alice:{_PW} https://api.example.com",
+    f"curl --user alice:{_PW} https://x.example.com",
+    f"PGPASSWORD={_PW} psql -h db",
+    "https://bucket.s3.amazonaws.com/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Date=20260101T"
+    f"000000Z&X-Amz-Expires=900&X-Amz-Signature={_PW}{_SIG}",
+    f"https://storage.googleapis.com/b/o?X-Goog-Algorithm=GOOG4-RSA-SHA256&X-Goog-Signature={_PW}",
+    f"https://{_PW}@github.com/org/r.git",
+    f"git clone https://x-access-token:{_PW}@github.com/org/r.git",
+    f"//registry.npmjs.org/:_authToken={_PW}",
+    f"_auth={_PW}==",
+    f"//npm.pkg.github.com/:_password={_PW}",
+    f"Cookie: session={_PW}; theme=dark",
+    f"Set-Cookie: sid={_PW}; Path=/; HttpOnly",
+    f"machine api.example.com login alice password {_PW}",
+    f"db.example.com:5432:app:alice:{_PW}",
+    f"*:*:*:postgres:{_PW}",
+    "password: correcthorsebatterystaple" + _PW[:0],
+    f"APITOKEN={_PW}",
+    f"dbpassword={_PW}",
+    f"SMTPPASS={_PW}",
+    f"ENCRYPTION_KEY={_PW}",
+    f"export MYSECRET={_PW}",
+    f"sshpass -p {_PW} ssh host",
+    f"docker login -u bob -p {_PW} registry.example.com",
+    f"gh auth login --token {_PW}",
+    f"--api-key {_PW}",
+    f"X-Api-Key: {_PW}",
+    f"private_token={_PW}",
+    f"DATABASE_URL=postgres://u:{_PW}@db/app",
+    f"redis://:{_PW}@cache:6379/0",
+    f"Authorization: Basic {_PW}",
+    f"SIGNINGSECRET={_PW}",
+]
+
+
+@pytest.mark.parametrize("line", REALISTIC)
+def test_realistic_credential_lines_are_redacted(line: str) -> None:
+    from resume_kit.redact import redact
+
+    out = redact(line)
+    secret = "correcthorse" if "correcthorse" in line else _PW[:8]
+    assert secret not in out and _SIG[:16] not in out, out
+    assert "[REDACTED:" in out
+
+
+def test_branch_names_and_commit_trailers_are_redacted_in_json_output_and_stored_snapshots(
+    tmp_path: Path,
+) -> None:
+    token = "ghp_" + "Zx9" * 12
+    clone = hostile_clone(
+        tmp_path,
+        {"README.md": "hi\n"},
+        message=f"ship it\n\nResume-Unit: deploy-{token}\nToken: {token}\n",
+        branch=f"feature/token={_PW}",
+    )
+    ok(clone, "init", "--goal", "g")
+    outputs = {
+        "snapshot --json": ok(clone, "snapshot", "--json"),
+        "status --json": ok(clone, "status", "--json"),
+        "brief --format json": ok(clone, "brief", "--format", "json"),
+        "brief": ok(clone, "brief"),
+    }
+    for path in sorted((clone / ".resume-kit" / "snapshots").glob("*.json")):
+        outputs[f"stored {path.name}"] = path.read_text()
+    assert any(name.startswith("stored ") for name in outputs)
+    leaked = [name for name, text in outputs.items() if _PW[:8] in text or token[4:16] in text]
+    assert leaked == []
+    assert "feature/token=[REDACTED:token]" in outputs["snapshot --json"]

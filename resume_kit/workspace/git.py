@@ -289,7 +289,7 @@ def _recent_commits(root: Path) -> list[dict[str, Any]]:
                 "sha": sha.strip(),
                 "subject": redact(subject.strip()),
                 "time": _iso(ctime),
-                "unit": units[-1] if units else None,
+                "unit": redact(units[-1]) if units else None,
             }
         )
     return commits
@@ -361,9 +361,10 @@ def read_git_facts(
     repo = {
         "root": str(root),
         "head": parsed["oid"],
-        "branch": parsed["head"],
+        # branch names are text from the repository like commit subjects
+        "branch": redact(parsed["head"]) if parsed["head"] else parsed["head"],
         "unborn": parsed["oid"] is None,
-        "upstream": parsed["upstream"],
+        "upstream": redact(parsed["upstream"]) if parsed["upstream"] else parsed["upstream"],
         "ahead": parsed["ahead"],
         "behind": parsed["behind"],
         "operation": operation_in_progress(git_dir),
