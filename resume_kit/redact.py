@@ -36,6 +36,8 @@ class _Rule:
     replace: Callable[[re.Match[str]], str] | None = None
     # or rewrites the whole text itself (for what one regex cannot do in linear time)
     substitute: Callable[[str], str] | None = None
+    # a cheap pattern searched in the lower-cased text first: no match, the rule is skipped
+    hint: re.Pattern[str] | None = None
 
 
 def _whole(kind: str) -> Callable[[re.Match[str]], str]:
@@ -418,6 +420,15 @@ def _replace_url_user(m: re.Match[str]) -> str:
     return m.group("head") + marker("url-token")
 
 
+# a secret word followed by an assignment within a few characters (PASSED, "token limit" and
+# the like are common in logs: the assignment rules need not run over such text at all)
+_ASSIGNMENT_HINT = re.compile(
+    r"(?:p(?:ass|wd)|secret|token|key|credential)[\w.\-'\"]{0,64}[ \t]{0,3}[:=]"
+)
+_OPTION_HINT = re.compile(r"--(?:[a-z0-9]{1,20}-){0,3}(?:pass|token|api|secret|auth|access)")
+_USER_HINT = re.compile(r"(?:-u|--user|--proxy-user)[ \t]{0,3}[\"']?[^\s:\"']{1,64}:")
+_URL_USER_HINT = re.compile(r"://[a-z0-9_\-.~%]{16,256}@")
+_PGPASS_HINT = re.compile(r":(?:\d{1,5}|\*):[^\s:]{1,63}:[^\s:]{1,63}:")
 _B62 = "A-Za-z0-9"
 _RULES: tuple[_Rule, ...] = (
     # Multi-line first, so later rules never see half a key block.
@@ -542,20 +553,21 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("authorization", _AUTH_HEADER, ("authorization",), _keep_head("authorization")),
     _Rule("bearer-token", _BEARER, ("bearer",), _keep_head("bearer-token")),
     _Rule("assignment", _ASSIGNMENT, ("pass", "pwd", "secret", "token", "key", "credential"),
-          _replace_assignment),
+          _replace_assignment, hint=_ASSIGNMENT_HINT),
     _Rule("env-name", _ENV_NAME, ("pass", "pwd", "secret", "token", "key", "credential"),
-          _replace_env_name),
-    _Rule("option", _LONG_OPTION, ("--",), _replace_option),
+          _replace_env_name, hint=_ASSIGNMENT_HINT),
+    _Rule("option", _LONG_OPTION, ("--",), _replace_option, hint=_OPTION_HINT),
     _Rule("password", _MYSQL_P, ("mysql", "mariadb"), _keep_head("password")),
     _Rule("password", _LOGIN_P, ("sshpass", "login", "upload"), _keep_head("password")),
-    _Rule("password", _USER_OPTION, ("-u", "-U", "--user", "--proxy-user"), _replace_user_option),
+    _Rule("password", _USER_OPTION, ("-u", "-U", "--user", "--proxy-user"), _replace_user_option, hint=_USER_HINT),
     _Rule("url-signature", _URL_SIGNATURE, ("signature=", "credential=", "security-token=", "policy="),
           _keep_head("url-signature")),
-    _Rule("url-token", _URL_USER, ("://",), _replace_url_user),
+    _Rule("url-token", _URL_USER, ("://",), _replace_url_user, hint=_URL_USER_HINT),
     _Rule("npmrc-auth", _NPMRC, ("_auth", "_password"), _keep_head("npmrc-auth")),
     _Rule("cookie", _COOKIE_HEADER, ("cookie",), _replace_cookies),
     _Rule("netrc-password", _NETRC, ("machine",), _keep_heads("netrc-password")),
-    _Rule("pgpass-password", _PGPASS, (":",), _keep_head("pgpass-password")),
+    _Rule("pgpass-password", _PGPASS, (":",), _keep_head("pgpass-password"),
+          hint=_PGPASS_HINT),
 )  # fmt: skip
 
 # What can appear inside ``[REDACTED:<kind>]``; "assignment", "env-name" and "option" stand
@@ -578,9 +590,15 @@ def redact(text: str) -> str:
     if not text:
         return text
     lowered = text.lower()
+    hinted: dict[re.Pattern[str], bool] = {}
     for rule in _RULES:
         if rule.markers and not any(m in lowered for m in rule.markers):
             continue
+        if rule.hint is not None:
+            if rule.hint not in hinted:
+                hinted[rule.hint] = rule.hint.search(lowered) is not None
+            if not hinted[rule.hint]:
+                continue
         if rule.substitute is not None:
             new = rule.substitute(text)
         else:
@@ -589,6 +607,7 @@ def redact(text: str) -> str:
         if new != text:
             text = new
             lowered = text.lower()
+            hinted.clear()
     return text
 
 
