@@ -8,9 +8,12 @@ the victim's ordinary commands through the installed console script.
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.hostile import hostile_clone, run_user
 
@@ -184,3 +187,103 @@ def test_branch_names_and_commit_trailers_are_redacted_in_json_output_and_stored
     leaked = [name for name, text in outputs.items() if _PW[:8] in text or token[4:16] in text]
     assert leaked == []
     assert "feature/token=[REDACTED:token]" in outputs["snapshot --json"]
+
+
+# --------------------------------------------------------------------------- item 2
+
+README_VERIFY = "python extract.py {path} && test -s out/{stem}.json"
+HOSTILE_NAMES = [
+    "x{name};touch PWNED;y.pdf",
+    "$(touch PWNED).pdf",
+    "`touch PWNED3`.pdf",
+    "a'b\"c.pdf",
+    "-rf.pdf",
+    "sp ace&&touch PWNED.pdf",
+    "new\nline;touch PWNED.pdf",
+    "{path}{stem}{}.pdf",
+]
+EXTRACT = (
+    "import json, pathlib, sys\n"
+    "src = pathlib.Path(sys.argv[1])\n"
+    "assert len(sys.argv) == 2 and src.is_file(), sys.argv\n"
+    "pathlib.Path('out').mkdir(exist_ok=True)\n"
+    "(pathlib.Path('out') / (src.stem + '.json')).write_text(json.dumps(str(src)))\n"
+)
+
+
+def test_plan_with_the_readme_template_never_runs_a_file_name(tmp_path: Path) -> None:
+    files: dict[str, str | bytes] = {f"docs/{name}": "%PDF\n" for name in HOSTILE_NAMES}
+    clone = hostile_clone(tmp_path, {"extract.py": EXTRACT, **files})
+    ok(clone, "init", "--goal", "extract")
+    ok(
+        clone,
+        "plan",
+        "--each",
+        "docs/*.pdf",
+        "--title",
+        "Extract {name}",
+        "--verify",
+        README_VERIFY,
+        "--artifact",
+        "out/{stem}.json",
+    )
+    out = ok(clone, "run", "--keep-going")
+    assert not list(clone.rglob("PWNED*")), out
+    data = json.loads(ok(clone, "status", "--json").split("\n\n")[0] or "{}")
+    units = data["units"]
+    assert len(units) == len(HOSTILE_NAMES)
+    assert all(u["status"] == "done" for u in units), units
+    # every unit's command keeps its file name as exactly one argument
+    for unit in units:
+        words = shlex.split(unit["verify"])
+        assert words[:2] == ["python", "extract.py"] and words[3] == "&&", words
+        assert words[2].removeprefix("./").removeprefix("docs/") in HOSTILE_NAMES
+        assert unit["title"].removeprefix("Extract ") in HOSTILE_NAMES
+
+
+def test_plan_refuses_a_placeholder_inside_quotes(tmp_path: Path) -> None:
+    clone = hostile_clone(tmp_path, {"docs/$(touch PWNED).pdf": "x"})
+    ok(clone, "init", "--goal", "extract")
+    for verify in ('python extract.py "{path}"', "cat '{path}'"):
+        result = run_user(
+            "plan", "--each", "docs/*.pdf", "--title", "t {n}", "--verify", verify, cwd=clone
+        )
+        assert result.code == 2, result
+        assert result.stderr.count("\n") <= 2 and "resume-kit: error:" in result.stderr
+        assert "inside quotes" in result.stderr
+    assert not list(clone.rglob("PWNED*"))
+
+
+_HOSTILE_CHARS = st.sampled_from([*"{}$();`'\"\n\t -\\&|<>*?!~#=.ab", "{name}", "{path}", "\udcff"])
+_NAMES = st.lists(_HOSTILE_CHARS | st.characters(blacklist_characters="/\x00"), min_size=1).map(
+    "".join
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(name=_NAMES)
+def test_every_placeholder_value_is_exactly_one_shell_word(name: str) -> None:
+    from pathlib import PurePosixPath
+
+    from resume_kit.commands.units import _expand, _expand_command
+
+    path = f"docs/{name}"
+    pure = PurePosixPath(path)
+    values = {"path": path, "stem": pure.stem, "name": pure.name, "n": "7"}
+    words = shlex.split(_expand_command(README_VERIFY, values))
+    assert words == ["python", "extract.py", path, "&&", "test", "-s", f"out/{pure.stem}.json"]
+    words = shlex.split(_expand_command("tool {name} --n={n} {stem}", values))
+    expected_name = "./" + pure.name if pure.name.startswith("-") else pure.name
+    expected_stem = "./" + pure.stem if pure.stem.startswith("-") else pure.stem
+    assert words == ["tool", expected_name, "--n=7", expected_stem]
+    # no re-expansion: a value holding a placeholder stays as it is
+    assert _expand("Extract {name}", values) == f"Extract {pure.name}"
+
+
+def test_plan_skips_a_file_name_that_is_not_utf8_instead_of_crashing(tmp_path: Path) -> None:
+    clone = hostile_clone(tmp_path, {"docs/\udcff;touch PWNED.pdf": "x", "docs/ok.pdf": "x"})
+    ok(clone, "init", "--goal", "extract")
+    out = ok(clone, "plan", "--each", "docs/*.pdf", "--title", "E {name}", "--verify", "cat {path}")
+    assert "not valid UTF-8" in out and "planned 1 new unit" in out
+    ok(clone, "run")
+    assert not list(clone.rglob("PWNED*"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 import shlex
 from pathlib import Path, PurePosixPath
 
@@ -87,11 +88,56 @@ def _plan_id(rel_path: str, prefix: str) -> str:
     return prefix + progress.slugify(stem.replace("/", "-"))
 
 
-def _expand(template: str, values: dict[str, str], quote: bool) -> str:
-    out = template
-    for key, value in values.items():
-        out = out.replace("{" + key + "}", shlex.quote(value) if quote else value)
-    return out
+_PLACEHOLDER = re.compile(r"\{(path|stem|name|n)\}")
+_WORD_BREAK = frozenset(" \t\n;&|()<>")
+
+
+def _expand(template: str, values: dict[str, str]) -> str:
+    """Title and artifact: each placeholder replaced once (a value holding ``{name}`` stays)."""
+    return _PLACEHOLDER.sub(lambda m: values[m.group(1)], template)
+
+
+def _expand_command(template: str, values: dict[str, str]) -> str:
+    """The verify command: in one pass, each placeholder becomes exactly one shell word
+    (``shlex.quote``); a value that would start a word with ``-`` gets ``./`` so it is never
+    an option. A placeholder inside quotes cannot be made safe, so it is refused."""
+    out: list[str] = []
+    quote: str | None = None
+    i = 0
+    while i < len(template):
+        char = template[i]
+        found = _PLACEHOLDER.match(template, i) if char == "{" else None
+        if found is not None:
+            if quote is not None:
+                raise ResumeKitError(
+                    f"--verify has {found.group()} inside quotes",
+                    hint=f"leave {found.group()} unquoted: resume-kit quotes each file name itself",
+                )
+            value = values[found.group(1)]
+            if value.startswith("-") and (i == 0 or template[i - 1] in _WORD_BREAK):
+                value = "./" + value
+            out.append(shlex.quote(value))
+            i = found.end()
+            continue
+        if char == "\\" and quote != "'":
+            out.append(template[i : i + 2])
+            i += 2
+            continue
+        if quote is None and char in "'\"":
+            quote = char
+        elif char == quote:
+            quote = None
+        out.append(char)
+        i += 1
+    return "".join(out)
+
+
+def _is_utf8(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:  # os.fsdecode keeps undecodable bytes as lone surrogates
+        return False
+    return True
 
 
 def plan(each: str, title: str, verify: str, artifact: str | None, id_prefix: str) -> int:
@@ -104,6 +150,7 @@ def plan(each: str, title: str, verify: str, artifact: str | None, id_prefix: st
         )
     cwd = Path.cwd()
     matches: list[str] = []
+    undecodable: set[str] = set()
     for match in glob.glob(each, root_dir=cwd, recursive=True):
         full = Path(os.path.abspath(cwd / match))
         if not full.is_file():
@@ -114,8 +161,16 @@ def plan(each: str, title: str, verify: str, artifact: str | None, id_prefix: st
             continue
         if rel.split("/", 1)[0] in (".git", paths.STATE_DIR):
             continue
+        if not _is_utf8(rel):
+            undecodable.add(rel)
+            continue
         matches.append(rel)
     matches = sorted(set(matches))
+    if undecodable:
+        info(
+            f"note: skipped {len(undecodable)} file(s) whose names are not valid UTF-8 "
+            "(the progress file cannot hold them)"
+        )
     if not matches:
         raise ResumeKitError(
             f"no files match '{each}' (relative to {cwd})",
@@ -138,9 +193,9 @@ def plan(each: str, title: str, verify: str, artifact: str | None, id_prefix: st
             values = {"path": rel, "stem": pure.stem, "name": pure.name, "n": str(n)}
             unit = Unit(
                 id=unit_id,
-                title=_expand(title, values, quote=False),
-                verify=_expand(verify, values, quote=True),
-                artifacts=[_expand(artifact, values, quote=False)] if artifact else [],
+                title=_expand(title, values),
+                verify=_expand_command(verify, values),
+                artifacts=[_expand(artifact, values)] if artifact else [],
             )
             model.units.append(unit)
             taken.add(unit_id)
