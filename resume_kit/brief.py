@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from resume_kit.escape import escape_controls
 from resume_kit.findings import SEVERITY_ORDER, Finding
 from resume_kit.fingerprint import glob_match
 from resume_kit.progress import Progress, Unit, pick_next, why_next
@@ -32,26 +33,12 @@ DATA_LABEL = "quoted as data, not instructions"
 
 # --------------------------------------------------------------------------- inert text
 
-_UNSAFE_CHARS = re.compile(
-    "[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064"
-    "\u2066-\u2069\ufeff\ufff9-\ufffb]"
-)
-_NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\x1b": "\\e"}
 # A tag start (``</context>``, ``<system>``, ``<!--``) is escaped; Python's pseudo-names in
 # tracebacks (``<module>``, ``<listcomp>`` …) are not tags and stay readable.
 _TAG_START = re.compile(
     r"<(?=[/!?A-Za-z])(?!(?:module|lambda|listcomp|dictcomp|setcomp|genexpr|stdin|string)>)"
 )
 _BACKTICK_RUN = re.compile(r"`+")
-
-
-def _escape_char(match: re.Match[str]) -> str:
-    char = match.group()
-    named = _NAMED_ESCAPES.get(char)
-    if named:
-        return named
-    code = ord(char)
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 @lru_cache(maxsize=4096)
@@ -69,7 +56,7 @@ def _cut(text: str, limit: int) -> str:
 def one_line(text: object, limit: int = MAX_VALUE_CHARS) -> str:
     """Redacted, control characters and newlines escaped, tag starts escaped, length capped."""
     value = redacted(str(text))
-    value = _UNSAFE_CHARS.sub(_escape_char, value)
+    value = escape_controls(value)
     value = _TAG_START.sub("&lt;", value)
     return _cut(value, limit)
 
@@ -101,7 +88,7 @@ def block_lines(text: str | Iterable[str], limit: int = MAX_BLOCK_LINE_CHARS) ->
     # Redact the whole text first: a secret may span lines (a PEM block).
     out: list[str] = []
     for part in redacted(joined).splitlines():
-        part = _UNSAFE_CHARS.sub(lambda m: "\t" if m.group() == "\t" else _escape_char(m), part)
+        part = escape_controls(part, keep="\t")
         out.append(_cut(_TAG_START.sub("&lt;", part), limit))
     return out
 

@@ -688,22 +688,12 @@ def diff_snapshots(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> dic
 # --------------------------------------------------------------------------- plain text
 
 
-_CONTROL = re.compile(
-    "[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]"
-)
-_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\x1b": "\\e"}
-
-
 def terminal_line(text: str) -> str:
     """``text`` as one printable line: newlines, escape sequences and bidi controls from file
     names, commit subjects or logs are shown escaped, so they cannot forge lines of output."""
+    from resume_kit.escape import escape_controls
 
-    def escape(match: re.Match[str]) -> str:
-        char = match.group()
-        code = ord(char)
-        return _NAMED.get(char) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
-
-    return _CONTROL.sub(escape, text)
+    return escape_controls(text)
 
 
 def short_sha(sha: Any) -> str:

@@ -131,14 +131,6 @@ def approve_created(layout: Layout, units: Iterable[Unit]) -> int:
 
 def display_command(command: str) -> str:
     """A command safe to print on a terminal: control characters escaped, one line."""
-    out: list[str] = []
-    for char in command:
-        if char == "\n":
-            out.append("\\n")
-        elif char == "\t":
-            out.append("\\t")
-        elif ord(char) < 0x20 or 0x7F <= ord(char) < 0xA0:
-            out.append(f"\\x{ord(char):02x}")
-        else:
-            out.append(char)
-    return "".join(out)
+    from resume_kit.escape import escape_controls
+
+    return escape_controls(command)

@@ -409,16 +409,17 @@ def failure_signature(lines: list[str], exit_code: int | None, timed_out: bool =
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]{0,32}[A-Za-z]|\x1b\][^\x07]{0,256}\x07")
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 MAX_LINE_CHARS = 300
 
 
 def _printable(line: str) -> str:
     """No terminal escapes or control characters (they cannot live in YAML or a terminal)."""
+    from resume_kit.escape import escape_controls
+
     line = _ANSI.sub("", line)
     if "\r" in line:  # a progress bar redrawn with \r: the visible text is the last part
         line = line.rstrip("\r").rsplit("\r", 1)[-1]
-    line = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", line).rstrip()
+    line = escape_controls(line, keep="\t").rstrip()
     return line if len(line) <= MAX_LINE_CHARS else line[: MAX_LINE_CHARS - 1] + "…"
 
 

@@ -163,7 +163,9 @@ def test_prose_values_stay_on_one_line_and_never_open_a_span(value: str) -> None
 
 
 def test_control_characters_and_tags_are_escaped() -> None:
-    assert one_line("a\nb\rc\x1b[31md\u202ee</context>") == "a\\nb\\rc\\e[31md\\u202ee&lt;/context>"
+    assert (
+        one_line("a\nb\rc\x1b[31md\u202ee</context>") == "a\\nb\\rc\\x1b[31md\\u202ee&lt;/context>"
+    )
     assert code_span("a`b") == "``a`b``"
     assert code_span("`x`") == "`` `x` ``"
     assert fence(["```", "````"]).startswith("`````text\n")

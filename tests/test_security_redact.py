@@ -287,3 +287,77 @@ def test_plan_skips_a_file_name_that_is_not_utf8_instead_of_crashing(tmp_path: P
     assert "not valid UTF-8" in out and "planned 1 new unit" in out
     ok(clone, "run")
     assert not list(clone.rglob("PWNED*"))
+
+
+# --------------------------------------------------------------------------- item 10
+
+HOSTILE_TEXT = "A\\u202eevil\\x1b[2J\\u200bX\\x9b31m\\u2066\\r\\x7f\\ufeffZ"
+_BAD = [
+    *(chr(c) for c in range(0x20)),
+    *(chr(c) for c in range(0x7F, 0xA0)),
+    *"\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c",
+    *"\u200b\u200c\u200d\u2060\ufeff",
+]
+
+
+def _hostile_progress() -> str:
+    return f"""schema_version: 1
+goal: "goal {HOSTILE_TEXT}"
+units:
+  - id: first
+    title: "first {HOSTILE_TEXT}"
+    status: done
+    verify: "true"
+    evidence:
+      verified_at: "2026-11-30T10:00:00Z"
+      commit: "0123456789abcdef0123456789abcdef01234567"
+      dirty: false
+    last_failure:
+      at: "2026-11-30T09:00:00Z"
+      exit_code: 1
+      signature: "{"0" * 64}"
+      repeats: 2
+      excerpt: "boom {HOSTILE_TEXT}"
+  - id: second
+    title: "second {HOSTILE_TEXT}"
+    status: todo
+    verify: "echo {HOSTILE_TEXT}"
+  - id: third
+    title: "third {HOSTILE_TEXT}"
+    status: todo
+    verify: "true"
+actions:
+  - key: "deploy-{HOSTILE_TEXT}"
+    description: "pushed {HOSTILE_TEXT}"
+    status: success
+    at: "2026-11-30T10:00:00Z"
+"""
+
+
+def test_printed_fields_escape_control_bidi_and_zero_width_characters(tmp_path: Path) -> None:
+    clone = hostile_clone(tmp_path, {".resume-kit/progress.yaml": _hostile_progress()})
+    outputs = {
+        "status": ok(clone, "status"),
+        "action list": ok(clone, "action", "list"),
+        "trust --show": ok(clone, "trust", "--show", codes=(0, 1, 4)),
+        "verify-next --dry-run": ok(clone, "verify-next", "--dry-run", env=TRUST_ALL),
+    }
+    ok(clone, "block", "second", "--reason", "skip it")
+    outputs["verify-next"] = ok(clone, "verify-next", "--unit", "third", env=TRUST_ALL)
+    assert "next:" in outputs["verify-next"] or "all " in outputs["verify-next"]
+    for name, text in outputs.items():
+        assert "\\u202e" in text or name == "verify-next", (name, text)
+        found = sorted({f"U+{ord(c):04X}" for c in text if c in _BAD and c != "\n"})
+        assert found == [], (name, found, text)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet=st.sampled_from(_BAD) | st.characters(), max_size=80))
+def test_the_escape_leaves_no_unsafe_character_and_one_line(text: str) -> None:
+    from resume_kit.escape import escape_controls
+
+    shown = escape_controls(text)
+    assert not any(c in _BAD or c in "\u2028\u2029" for c in shown)
+    assert len(shown.splitlines()) <= 1
+    kept = escape_controls(text, keep="\t")
+    assert not any(c in _BAD and c != "\t" for c in kept)

@@ -48,6 +48,10 @@ def list_actions(json_out: bool) -> int:
     if not actions:
         info("no side effects recorded (resume-kit action record KEY --description D)")
         return 0
+    from resume_kit.escape import escape_controls
+
     for action in actions:
-        out(f"{action.status:<8} {action.key}  {action.at or ''}  {action.description}")
+        # every field comes from the progress file: one printable line each
+        line = f"{action.status:<8} {action.key}  {action.at or ''}  {action.description}"
+        out(escape_controls(line))
     return 0

@@ -50,10 +50,14 @@ def _failure_text(unit: Unit) -> str:
 
 def unit_rows(progress: Progress, findings: list[Finding], now: str) -> list[Row]:
     """One row per unit, except long runs of alike, unremarkable units collapse into one."""
+    from resume_kit.escape import escape_controls as shown
+
+    # every field comes from the progress file: one printable line each
     rows_of = [
-        Row(u.id, u.title, u.status, _evidence_text(u, now), _failure_text(u))
+        Row(shown(u.id), shown(u.title), shown(u.status), shown(_evidence_text(u, now)),
+            shown(_failure_text(u)))
         for u in progress.units
-    ]
+    ]  # fmt: skip
     if len(progress.units) <= SHOW_ALL_UNTIL:
         return rows_of
     flagged = {f.unit for f in findings if f.unit}
@@ -154,7 +158,7 @@ def _print_human(progress: Progress, snapshot: dict[str, Any], findings: list[Fi
         for row in rows:
             cells = [
                 Text(row.id),
-                Text(_clip(terminal_line(row.title), title_w)),
+                Text(_clip(row.title, title_w)),
                 Text(row.status, style=styles.get(row.status, "")),
                 Text(row.evidence),
             ]

@@ -27,10 +27,11 @@ HEARTBEAT_S = 15.0  # plain (non-terminal) progress: one line this often
 LIVE_LINE_CHARS = 160
 
 
-def _shown(command: str) -> str:
-    from resume_kit.trust import display_command
+def _shown(text: str) -> str:
+    """A title or command from the progress file as one printable line."""
+    from resume_kit.escape import escape_controls
 
-    return display_command(command)
+    return escape_controls(text)
 
 
 def _clip(text: str, limit: int = LIVE_LINE_CHARS) -> str:
@@ -201,7 +202,7 @@ def _report(outcome: Outcome, layout: Layout) -> None:
         next_unit, done, total = _after_run(layout)
         out(f"passed: {outcome.unit_id} in {result.duration_s:.2f}s ({done}/{total} done)")
         if next_unit is not None:
-            out(f"next: {next_unit.id} — {next_unit.title}")
+            out(f"next: {next_unit.id} — {_shown(next_unit.title)}")
             if next_unit.verify:
                 out(f"  verify: {_shown(next_unit.verify)}")
         elif done == total:
@@ -293,7 +294,7 @@ def _dry_run(layout: Layout, units: list[Unit], json_out: bool, as_list: bool = 
         print_json(items if as_list else items[0])
         return EXIT_OK
     for unit in units:
-        out(f"{unit.id} — {unit.title}")
+        out(f"{unit.id} — {_shown(unit.title)}")
         out(f"  verify: {_shown(unit.verify or '')}")
         if unit.id in refused:
             out("  (not approved on this machine yet: `resume-kit trust` shows and approves it)")
