@@ -16,7 +16,8 @@ from resume_kit.errors import ProgressFileError
 SCHEMA_VERSION = 1
 STATUSES = ("todo", "in_progress", "done", "blocked")
 ACTION_STATUSES = ("success", "unknown", "failed")
-ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+# \Z, not $: "$" also matches before a final newline, so "a\n" would pass as an id
+ID_PATTERN = re.compile(r"[a-z0-9][a-z0-9._-]*\Z")
 ID_PATTERN_TEXT = "[a-z0-9][a-z0-9._-]*"
 
 Status = Literal["todo", "in_progress", "done", "blocked"]

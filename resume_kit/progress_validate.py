@@ -4,6 +4,7 @@ rebuilds the model from the content-hash cache without re-validating field by fi
 from __future__ import annotations
 
 import datetime as dt
+import math
 from collections.abc import Iterator
 from typing import Any, Literal, cast
 
@@ -86,6 +87,20 @@ def _shown(value: Any) -> str:
     return _type_name(value)
 
 
+MAX_COMMAND_BYTES = 128 * 1024
+
+
+def command_problem(command: str) -> str | None:
+    """What makes ``command`` unusable as a verify command (a NUL byte cannot reach a shell;
+    128 KiB and more cannot be passed to one), or None."""
+    if "\x00" in command:
+        return "contains a NUL byte"
+    size = len(command.encode("utf-8", "surrogatepass"))
+    if size >= MAX_COMMAND_BYTES:
+        return f"is {size} bytes long (the limit is {MAX_COMMAND_BYTES // 1024} KiB)"
+    return None
+
+
 def _scalar(value: Any, what: str, line: int | None, problems: _Problems) -> str:
     """A string field's value as text; a mapping or list is a problem, never ``str()``-ed."""
     value = plain_value(value)
@@ -129,7 +144,7 @@ def _evidence(raw: Any, label: str, line: int | None, problems: _Problems) -> Ev
         return _scalar(raw.get(key, ""), f"{label}: evidence {key}", _line_of(raw, key), problems)
 
     try:
-        return Evidence(
+        evidence = Evidence(
             verified_at=text("verified_at"),
             commit=None if raw.get("commit") is None else text("commit"),
             dirty=bool(raw.get("dirty", False)),
@@ -140,6 +155,13 @@ def _evidence(raw: Any, label: str, line: int | None, problems: _Problems) -> Ev
     except (TypeError, ValueError):
         problems.add(line, f"{label}: evidence has a value of the wrong type")
         return None
+    if not math.isfinite(evidence.duration_s):  # NaN is not JSON: --json output would break
+        problems.add(
+            _line_of(raw, "duration_s") or line,
+            f"{label}: evidence duration_s must be a finite number of seconds",
+        )
+        return None
+    return evidence
 
 
 def _failure(raw: Any, label: str, line: int | None, problems: _Problems) -> LastFailure | None:
@@ -207,6 +229,9 @@ def _unit(raw: Any, index: int, problems: _Problems) -> Unit | None:
         verify = None
     if isinstance(verify, str) and not verify.strip():
         problems.add(_line_of(raw, "verify"), f"{label}: verify is an empty command")
+        verify = None
+    if isinstance(verify, str) and (problem := command_problem(verify)):
+        problems.add(_line_of(raw, "verify"), f"{label}: verify {problem}")
         verify = None
     return Unit(
         id=uid,
@@ -429,6 +454,7 @@ def _evidence_from_cache(raw: Any) -> Evidence | None:
         or type(dirty) is not bool
         or type(fingerprint) is not str
         or type(duration) not in (int, float)
+        or not math.isfinite(cast(float, duration))
         or (log is not None and type(log) is not str)
     ):
         return None
@@ -463,7 +489,9 @@ def _unit_from_cache(raw: Any) -> Unit | None:
     ):
         return None
     verify = raw.get("verify")
-    if verify is not None and (type(verify) is not str or not verify.strip()):
+    if verify is not None and (
+        type(verify) is not str or not verify.strip() or command_problem(verify)
+    ):
         return None
     lists = [_strings(raw.get(key, [])) for key in ("files", "artifacts", "after")]
     files, artifacts, after = lists

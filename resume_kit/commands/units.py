@@ -24,10 +24,18 @@ def _check_id(unit_id: str) -> str:
 
 
 def _check_command(verify: str) -> str:
+    from resume_kit.progress_validate import command_problem
+
     if not verify.strip():
         raise ResumeKitError(
             "--verify is empty",
             hint='give a command that exits 0 when the unit is done, e.g. --verify "pytest -q tests/test_x.py"',
+        )
+    problem = command_problem(verify)
+    if problem:
+        raise ResumeKitError(
+            f"the verify command {problem}",
+            hint="put a long command in a script and verify with `sh script.sh`",
         )
     return verify
 
@@ -194,7 +202,7 @@ def plan(each: str, title: str, verify: str, artifact: str | None, id_prefix: st
             unit = Unit(
                 id=unit_id,
                 title=_expand(title, values),
-                verify=_expand_command(verify, values),
+                verify=_check_command(_expand_command(verify, values)),
                 artifacts=[_expand(artifact, values)] if artifact else [],
             )
             model.units.append(unit)
