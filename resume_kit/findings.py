@@ -13,6 +13,7 @@ SEVERITY: dict[str, Severity] = {
     "DONE_BUT_CHANGED": "error",
     "DONE_ARTIFACT_MISSING": "error",
     "EVIDENCE_NOT_IN_HISTORY": "error",
+    "EVIDENCE_NOT_IN_SHALLOW_HISTORY": "info",
     "UNIT_STUCK": "error",
     "DONE_UNVERIFIED": "warn",
     "UNACCOUNTED_CHANGES": "warn",

@@ -177,7 +177,9 @@ def _workspace_findings(repo: Mapping[str, Any]) -> list[Finding]:
     return found
 
 
-def _done_unit_findings(unit: Unit, facts: Mapping[str, Any], now: Any) -> list[Finding]:
+def _done_unit_findings(
+    unit: Unit, facts: Mapping[str, Any], now: Any, shallow: bool = False
+) -> list[Finding]:
     evidence = unit.evidence
     if evidence is None:
         return [
@@ -212,7 +214,17 @@ def _done_unit_findings(unit: Unit, facts: Mapping[str, Any], now: Any) -> list[
                 unit.id,
             )
         )
-    if facts.get("evidence_in_history") is False:
+    if facts.get("evidence_in_history") is False and shallow:
+        found.append(
+            finding(
+                "EVIDENCE_NOT_IN_SHALLOW_HISTORY",
+                f"{unit.id}: verified at commit {_short(evidence.commit)}, which is not in this "
+                "shallow history (a `git clone --depth`); `git fetch --unshallow` lets it be "
+                "checked",
+                unit.id,
+            )
+        )
+    elif facts.get("evidence_in_history") is False:
         found.append(
             finding(
                 "EVIDENCE_NOT_IN_HISTORY",
@@ -379,11 +391,12 @@ def reconcile(progress: Progress | None, snapshot: Mapping[str, Any]) -> list[Fi
         order = {unit.id: index for index, unit in enumerate(progress.units)}
         units_facts = snapshot.get("units") or {}
         now = snapshot.get("created_at")
+        shallow = (snapshot.get("repo") or {}).get("shallow") is True
         for unit in progress.units:
             if unit.status == "done":
                 facts = units_facts.get(unit.id)
                 if isinstance(facts, Mapping):
-                    found.extend(_done_unit_findings(unit, facts, now))
+                    found.extend(_done_unit_findings(unit, facts, now, shallow))
                 elif unit.evidence is None:
                     found.extend(_done_unit_findings(unit, {}, now))
             stuck = _stuck(unit)

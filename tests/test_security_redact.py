@@ -422,3 +422,34 @@ def test_an_id_ending_in_a_newline_is_rejected(tmp_path: Path) -> None:
     from resume_kit.progress import ID_PATTERN
 
     assert ID_PATTERN.match("a\n") is None
+
+
+def test_a_shallow_clone_reports_older_evidence_as_info_not_an_error(tmp_path: Path) -> None:
+    from tests.conftest import git
+    from tests.hostile import make_source_repo
+
+    source = make_source_repo(tmp_path / "source", {"a.txt": "1\n"})
+    old = git(source, "rev-parse", "HEAD").stdout.strip()
+    progress = (
+        "schema_version: 1\ngoal: g\nunits:\n  - id: a\n    status: done\n    verify: 'true'\n"
+        f"    evidence:\n      verified_at: '2026-11-30T10:00:00Z'\n      commit: {old}\n"
+        "      dirty: false\n      fingerprint: ''\n      duration_s: 0.1\n"
+    )
+    (source / ".resume-kit").mkdir()
+    (source / ".resume-kit" / "progress.yaml").write_text(progress)
+    (source / "a.txt").write_text("2\n")
+    git(source, "add", "-A", "-f")
+    git(source, "commit", "-q", "-m", "second")
+    clone = tmp_path / "shallow"
+    git(tmp_path, "clone", "-q", "--depth", "1", f"file://{source}", str(clone))
+    assert (clone / ".git" / "shallow").is_file()
+    findings = json.loads(ok(clone, "status", "--json").split("\n\n")[0])["findings"]
+    codes = {f["code"]: f["severity"] for f in findings}
+    assert "EVIDENCE_NOT_IN_HISTORY" not in codes, findings
+    assert codes.get("EVIDENCE_NOT_IN_SHALLOW_HISTORY") == "info", findings
+    message = next(f["message"] for f in findings if f["unit"] == "a")
+    assert "not in this shallow history" in message
+    # a full clone of the same repository finds the commit in its history
+    full = tmp_path / "full"
+    git(tmp_path, "clone", "-q", f"file://{source}", str(full))
+    assert "EVIDENCE_NOT_IN_HISTORY" not in ok(full, "status", "--json")

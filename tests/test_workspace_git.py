@@ -67,6 +67,7 @@ def test_clean_repository(repo: Path) -> None:
         "operation": None,
         "conflicts": [],
         "stash_count": 0,
+        "shallow": False,
         "worktree": {
             "linked": False,
             "git_dir": str(repo / ".git"),

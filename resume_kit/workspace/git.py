@@ -370,6 +370,8 @@ def read_git_facts(
         "operation": operation_in_progress(git_dir),
         "conflicts": conflicts,
         "stash_count": parsed["stash"],
+        # a `git clone --depth N`: commits older than its boundary are not there to check
+        "shallow": (common_dir / "shallow").is_file(),
         "worktree": {
             "linked": _resolved(git_dir) != _resolved(common_dir),
             "git_dir": str(git_dir),
