@@ -84,6 +84,7 @@ class OutputSink:
         self._recent = bytearray()
         self._partial = b""
         self.last_line = ""
+        self._key_seen = False
 
     def feed(self, data: bytes) -> None:
         self.total += len(data)
@@ -122,6 +123,14 @@ class OutputSink:
             if line:
                 self.last_line = line
                 break
+        self._key_seen = self._key_seen or b"PRIVATE KEY" in self._recent[-len(data) - 16 :]
+        if self._key_seen:
+            # a key block's body lines say nothing on their own: the last line is taken from
+            # the recent output with the blocks already redacted (shown live while running)
+            from resume_kit.redact import split_lines
+
+            shown = [ln.strip() for ln in split_lines(self.recent_text()) if ln.strip()]
+            self.last_line = shown[-1].rsplit("\r", 1)[-1] if shown else ""
 
     def close(self, trailer: str = "") -> None:
         if self.dropped:

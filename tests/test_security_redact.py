@@ -453,3 +453,21 @@ def test_a_shallow_clone_reports_older_evidence_as_info_not_an_error(tmp_path: P
     full = tmp_path / "full"
     git(tmp_path, "clone", "-q", f"file://{source}", str(full))
     assert "EVIDENCE_NOT_IN_HISTORY" not in ok(full, "status", "--json")
+
+
+def test_the_live_last_line_of_a_running_command_is_never_a_key_body_line(tmp_path: Path) -> None:
+    """The heartbeat of verify-next/run shows the last output line while the command runs."""
+    from resume_kit.verify import OutputSink
+
+    with (tmp_path / "log").open("wb") as handle:
+        sink = OutputSink(handle)
+        for chunk in [
+            "loading\n-----BEGIN OPENSSH PRIVATE",
+            " KEY-----\n",
+            *(b + "\n" for b in _BODY),
+        ]:
+            sink.feed(chunk.encode())
+            sink.observe(chunk.encode())
+            assert not any(line[4:20] in sink.last_line for line in _BODY), sink.last_line
+        sink.observe(b"-----END OPENSSH PRIVATE KEY-----\nstill working\n")
+        assert sink.last_line == "still working"
