@@ -662,9 +662,14 @@ def diff_snapshots(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> dic
         else:
             diff["more_commits"] = bool(commits) and old_repo.get("head") is not None
         diff["new_commits"] = fresh
+    from resume_kit.redact import redact
+
     for key in ("branch", "operation"):
-        if old_repo.get(key) != new_repo.get(key):
-            diff[key] = {"old": old_repo.get(key), "new": new_repo.get(key)}
+        # a snapshot stored before branch names were redacted may still hold one in clear
+        previous = old_repo.get(key)
+        previous = redact(previous) if isinstance(previous, str) else previous
+        if previous != new_repo.get(key):
+            diff[key] = {"old": previous, "new": new_repo.get(key)}
     before, after = _changed_paths(old), _changed_paths(new)
     diff["files_changed"] = sorted(after - before)
     diff["files_cleaned"] = sorted(before - after)

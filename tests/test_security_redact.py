@@ -471,3 +471,23 @@ def test_the_live_last_line_of_a_running_command_is_never_a_key_body_line(tmp_pa
             assert not any(line[4:20] in sink.last_line for line in _BODY), sink.last_line
         sink.observe(b"-----END OPENSSH PRIVATE KEY-----\nstill working\n")
         assert sink.last_line == "still working"
+
+
+def test_a_branch_name_stored_in_clear_by_an_older_snapshot_is_redacted_in_the_diff(
+    tmp_path: Path,
+) -> None:
+    from tests.hostile import user_git
+
+    clone = hostile_clone(tmp_path, {"README.md": "hi\n"})
+    ok(clone, "init", "--goal", "g")
+    ok(clone, "snapshot")
+    stored = sorted((clone / ".resume-kit" / "snapshots").glob("*.json"))[-1]
+    data = json.loads(stored.read_text())
+    data["repo"]["branch"] = f"feature/token={_PW}"  # what a version before the fix stored
+    from resume_kit.snapshot import compute_checksum
+
+    data["checksum"] = compute_checksum(data)
+    stored.write_text(json.dumps(data))
+    user_git(clone, "checkout", "-q", "-b", "other")
+    out = ok(clone, "snapshot")
+    assert _PW[:8] not in out and "feature/token=[REDACTED:token]" in out, out
