@@ -460,19 +460,3 @@ def test_a_fifo_settings_file_does_not_hang(tmp_path: Path, isolated_home: Path)
         assert result.code == 2, result.stderr
         assert "not a regular file (a FIFO)" in result.stderr
         assert time.monotonic() - began < 20
-
-
-# --------------------------------------------------------------------------- item 16
-
-
-def test_history_names_sort_in_write_order_so_pruning_keeps_the_newest(tmp_path: Path) -> None:
-    from resume_kit.store import HISTORY_KEEP, keep_history
-
-    target = tmp_path / "progress.yaml"
-    history = tmp_path / "history"
-    for n in range(300):  # a tight loop: many copies share a clock second and some a tick
-        target.write_text(f"version {n}\n")
-        keep_history(target, history)
-    kept = sorted(history.iterdir())
-    assert [p.read_text() for p in kept] == [f"version {n}\n" for n in range(280, 300)]
-    assert len(kept) == HISTORY_KEEP
