@@ -397,6 +397,7 @@ def keep_history(target: Path, history_dir: Path, keep: int = HISTORY_KEEP) -> P
     try:
         with open_regular(target) as handle:
             data = handle.read()
+            mode = stat.S_IMODE(os.fstat(handle.fileno()).st_mode)  # a private file stays so
     except FileNotFoundError:
         return None
     pattern = history_name_pattern(target)
@@ -410,7 +411,7 @@ def keep_history(target: Path, history_dir: Path, keep: int = HISTORY_KEEP) -> P
     seconds, fraction = divmod(ns, 1_000_000_000)
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(seconds))
     dest = history_dir / f"{target.stem}-{stamp}-{fraction:09d}{target.suffix}"
-    atomic_write(dest, data)
+    atomic_write(dest, data, mode=mode)
     prune(history_dir, pattern, keep)
     return dest
 

@@ -10,6 +10,7 @@ of everything in it (the user's own resume-kit data and cache folders aside) mus
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import stat
 import subprocess
@@ -363,6 +364,8 @@ def test_rewrites_keep_a_private_progress_file_private(tmp_path: Path) -> None:
     assert run_user("verify-next", cwd=clone, env=TRUST_ALL).code == 0
     assert "More" in progress.read_text()
     assert stat.S_IMODE(progress.stat().st_mode) == 0o600
+    copies = list((clone / ".resume-kit" / "history").iterdir())
+    assert copies and all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in copies)
 
 
 def test_run_logs_are_readable_by_their_owner_only(tmp_path: Path) -> None:
@@ -391,9 +394,12 @@ def test_a_repository_gitignore_cannot_get_tool_state_committed(tmp_path: Path) 
     user_git(clone, "add", "-A")
     staged = user_git(clone, "diff", "--cached", "--name-only").stdout.split()
     assert not [p for p in staged if p.startswith(".resume-kit/") and "/" in p[12:]], staged
-    status = run_user("snapshot", "--json", cwd=clone)
-    assert status.code == 0
-    assert ".resume-kit/runs" not in status.stdout
+    (clone / "work.py").write_text("print('real work')\n")
+    shown = run_user("snapshot", "--json", cwd=clone)
+    assert shown.code == 0, shown.stderr
+    changes = json.loads(shown.stdout)["changes"]
+    work = [e["path"] for kind in ("staged", "unstaged", "untracked") for e in changes[kind]]
+    assert work and not [p for p in work if p.startswith(".resume-kit/")], work
 
 
 def test_temporary_files_of_killed_writes_are_cleaned_up_on_the_next_write(
