@@ -193,6 +193,8 @@ def test_a_symlinked_state_folder_is_refused_by_every_command(
     one_line_refusal(run_user("init", "--goal", "g", cwd=clone), ".resume-kit")
     hook_refusal(run_user("brief", "--format", "claude-hook", cwd=clone, input="{}"), ".resume-kit")
     hook_refusal(run_user("snapshot", "--trigger", "pre-compact", cwd=clone), ".resume-kit")
+    hook_refusal(run_user("stop-check", cwd=clone, input="{}"), ".resume-kit")
+    hook_refusal(run_user("hook", "run", "pre-push", cwd=clone), ".resume-kit")
     assert not (isolated_home / "snapshots").exists()
     assert listing(isolated_home) == before
 
