@@ -31,7 +31,7 @@ from resume_kit.paths import Layout
 from resume_kit.progress import Progress, Unit
 from resume_kit.progress_io import ProgressDoc
 from resume_kit.progress_yaml import to_data
-from resume_kit.store import FileLock, atomic_write, keep_history
+from resume_kit.store import FileLock, atomic_write, ensure_gitignore, keep_history
 
 
 class BatchStore:
@@ -104,6 +104,7 @@ class BatchStore:
             self.on_write(changed)
         text = doc.render_fast()
         if doc.text != self._written:
+            ensure_gitignore(self.layout)
             keep_history(doc.path, self.layout.history)
         atomic_write(doc.path, text)
         doc.text, doc.data, doc._raw = text, new_data, None

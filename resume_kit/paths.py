@@ -12,47 +12,81 @@ STATE_DIR = ".resume-kit"
 GITIGNORE_BODY = "# written by resume-kit: tool-owned state is never committed\nsnapshots/\nruns/\nhistory/\n*.lock\ncache/\n*.tmp\n"
 
 
+# Everything resume-kit reads or writes in .resume-kit/ by a fixed name (find_layout checks all).
+_STATE_PATHS = (
+    ("progress.yaml",),
+    ("progress.yaml.lock",),
+    ("config.yaml",),
+    ("templates",),
+    ("snapshots",),
+    ("runs",),
+    ("history",),
+    ("cache",),
+    ("running",),
+    (".gitignore",),
+)
+
+
 @dataclass(frozen=True)
 class Layout:
     root: Path  # top of the (current) work tree
     git_dir: Path  # this worktree's git dir
     git_common_dir: Path  # shared git dir (differs from git_dir in linked worktrees)
 
+    def _state(self, *parts: str) -> Path:
+        """A path in ``.resume-kit/``, every component from the work tree down checked: a
+        symlink anywhere (the folder itself included) is refused with one line, never
+        followed. The one check all state paths go through (docs/security.md)."""
+        from resume_kit.safefs import contained
+
+        return contained(self.root, "/".join((STATE_DIR, *parts)))
+
     @property
     def state_dir(self) -> Path:
-        return self.root / STATE_DIR
+        return self._state()
 
     @property
     def progress(self) -> Path:
-        return self.state_dir / "progress.yaml"
+        return self._state("progress.yaml")
 
     @property
     def config(self) -> Path:
-        return self.state_dir / "config.yaml"
+        return self._state("config.yaml")
 
     @property
     def templates(self) -> Path:
-        return self.state_dir / "templates"
+        return self._state("templates")
 
     @property
     def snapshots(self) -> Path:
-        return self.state_dir / "snapshots"
+        return self._state("snapshots")
 
     @property
     def runs(self) -> Path:
-        return self.state_dir / "runs"
+        return self._state("runs")
 
     @property
     def history(self) -> Path:
-        return self.state_dir / "history"
+        return self._state("history")
 
     @property
     def cache(self) -> Path:
-        return self.state_dir / "cache"
+        return self._state("cache")
+
+    @property
+    def running(self) -> Path:
+        """Where the claims of units being verified are held (``<id>.lock``)."""
+        return self._state("running")
 
     @property
     def gitignore(self) -> Path:
-        return self.state_dir / ".gitignore"
+        return self._state(".gitignore")
+
+    def check_state(self) -> None:
+        """Refuse a work tree whose ``.resume-kit/`` (or anything resume-kit keeps in it) is a
+        symlink, before any command reads, writes or runs anything there."""
+        for parts in _STATE_PATHS:
+            self._state(*parts)
 
     def rel(self, path: Path) -> str:
         """``path`` relative to the work tree root, with forward slashes."""
@@ -116,4 +150,6 @@ def find_layout(start: Path | None = None) -> Layout:
             hint="run resume-kit from a checked-out work tree",
         )
     root, git_dir, common = (Path(os.path.realpath(line)) for line in lines[:3])
-    return Layout(root=root, git_dir=git_dir, git_common_dir=common)
+    layout = Layout(root=root, git_dir=git_dir, git_common_dir=common)
+    layout.check_state()
+    return layout

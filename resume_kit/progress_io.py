@@ -21,7 +21,7 @@ from resume_kit.progress_yaml import (
     parse_text,
     to_data,
 )
-from resume_kit.store import FileLock, atomic_write, keep_history
+from resume_kit.store import FileLock, atomic_write, ensure_gitignore, keep_history
 
 MAX_FILE_BYTES = 16 * 1024 * 1024
 
@@ -264,6 +264,7 @@ def save(layout: Layout, doc: ProgressDoc) -> bool:
     if new_data == doc.data:
         return False
     text = doc.render_fast()
+    ensure_gitignore(layout)
     keep_history(doc.path, layout.history)
     atomic_write(doc.path, text)
     doc.text, doc.data, doc._raw = text, new_data, None

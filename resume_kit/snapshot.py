@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from resume_kit.config import Config
-from resume_kit.paths import GITIGNORE_BODY, Layout, as_posix
+from resume_kit.paths import Layout, as_posix
 from resume_kit.progress import Progress
-from resume_kit.store import atomic_write, prune
+from resume_kit.store import atomic_write, ensure_gitignore, prune
 
 if TYPE_CHECKING:
     from resume_kit.hashcache import HashCache
@@ -475,10 +475,8 @@ def take_snapshot(
 # --------------------------------------------------------------------------- storage
 
 
-def _ensure_gitignore(layout: Layout) -> None:
-    """Snapshots must never show up as untracked work, even before `init` ran."""
-    if not layout.gitignore.exists():
-        atomic_write(layout.gitignore, GITIGNORE_BODY)
+# The names new_snapshot_id gives snapshot files: pruning removes these and nothing else.
+SNAPSHOT_NAME = re.compile(r"[0-9]{8}T[0-9]{9}Z-[0-9a-f]{6}\.json")
 
 
 def _top_level_lines(snapshot: Mapping[str, Any]) -> str:
@@ -495,7 +493,7 @@ def save_snapshot(layout: Layout, snapshot: dict[str, Any], keep: int) -> Path:
     """Add the checksum, write ``snapshots/<id>.json`` atomically, keep the newest ``keep``."""
     snapshot.pop("checksum", None)
     snapshot["checksum"] = compute_checksum(snapshot)
-    _ensure_gitignore(layout)
+    ensure_gitignore(layout)  # snapshots never show up as untracked work, even before `init`
     if layout.snapshots.exists() and not layout.snapshots.is_dir():
         from resume_kit.errors import ResumeKitError
 
@@ -505,7 +503,7 @@ def save_snapshot(layout: Layout, snapshot: dict[str, Any], keep: int) -> Path:
         )
     path = layout.snapshots / f"{snapshot['id']}.json"
     atomic_write(path, _top_level_lines(snapshot))
-    prune(layout.snapshots, "*.json", max(1, keep))
+    prune(layout.snapshots, SNAPSHOT_NAME, max(1, keep))
     return path
 
 

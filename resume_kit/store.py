@@ -14,13 +14,23 @@ import errno
 import json
 import os
 import random
+import re
 import socket
+import stat
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 from resume_kit.errors import LockError
-from resume_kit.safefs import FileTooLarge, NotARegularFile, open_regular, read_regular
+from resume_kit.paths import GITIGNORE_BODY, Layout
+from resume_kit.safefs import (
+    FileTooLarge,
+    NotARegularFile,
+    UnsafePath,
+    file_kind,
+    open_regular,
+    read_regular,
+)
 
 __all__ = ["FileTooLarge", "NotARegularFile", "open_regular", "read_regular"]
 
@@ -31,6 +41,8 @@ _NO_HARD_LINKS = {
     if hasattr(errno, name)
 }
 HISTORY_KEEP = 20
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
 def _fsync_dir(folder: Path) -> None:
@@ -42,19 +54,71 @@ def _fsync_dir(folder: Path) -> None:
             os.close(fd)
 
 
+# Creating a file: never through a symlink that carries its name, never over anything.
+_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC
+STALE_TEMPORARY_S = 600.0  # a temporary this old is stale even if its pid was reused
+
+
+def temporary_path(path: Path) -> Path:
+    """``.<name>.<pid>.<random hex>.tmp`` next to ``path``: the one name a write uses."""
+    return path.with_name(f".{path.name}.{os.getpid()}.{random.randrange(1 << 30):x}.tmp")
+
+
+def remove_stale_temporaries(folder: Path, name: str) -> int:
+    """Delete what killed writes of ``name`` left in ``folder``: regular files with exactly
+    :func:`temporary_path`'s name whose process is gone (or that are very old). Returns how
+    many went. Symlinks and anything else are left alone."""
+    pattern = re.compile(rf"\.{re.escape(name)}\.([0-9]+)\.[0-9a-f]+\.tmp")
+    removed = 0
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return 0
+    now = time.time()
+    for entry in entries:
+        match = pattern.fullmatch(entry.name)
+        if match is None:
+            continue
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if not stat.S_ISREG(info.st_mode):
+            continue
+        pid = int(match.group(1))
+        if pid == os.getpid() or (_pid_alive(pid) and now - info.st_mtime < STALE_TEMPORARY_S):
+            continue
+        with contextlib.suppress(OSError):
+            os.unlink(entry.path)
+            removed += 1
+    return removed
+
+
 def atomic_write(path: Path, data: bytes | str, mode: int | None = None) -> None:
-    """Replace ``path`` with ``data`` atomically (temporary file, fsync, rename)."""
+    """Replace ``path`` with ``data`` atomically (temporary file, fsync, rename).
+
+    The temporary is created in the target's folder with ``O_EXCL|O_NOFOLLOW`` and renamed
+    within that folder, so a symlink at the target is replaced, never written through. A
+    rewrite keeps the file's permission bits unless ``mode`` is given. Temporaries that killed
+    writes of the same file left behind are removed first.
+    """
     payload = data.encode("utf-8") if isinstance(data, str) else data
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.parent / f".{path.name}.{os.getpid()}.{random.randrange(1 << 30):x}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 if mode is None else mode)
+    if mode is None:
+        with contextlib.suppress(OSError):
+            info = os.lstat(path)
+            if stat.S_ISREG(info.st_mode):
+                mode = stat.S_IMODE(info.st_mode)
+    remove_stale_temporaries(path.parent, path.name)
+    tmp = temporary_path(path)
+    fd = os.open(tmp, _CREATE, 0o666 if mode is None else mode)
     try:
         with os.fdopen(fd, "wb") as handle:
+            if mode is not None:
+                os.fchmod(handle.fileno(), mode)  # exactly this mode, whatever the umask
             handle.write(payload)
             handle.flush()
             os.fsync(handle.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -108,7 +172,7 @@ def group_alive(pgid: int) -> bool:
 
 def _read_holder(lock_path: Path) -> dict[str, object] | None:
     try:
-        raw = lock_path.read_text(encoding="utf-8")
+        raw = read_regular(lock_path, 64 * 1024).decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return None
     try:
@@ -142,10 +206,8 @@ class FileLock:
         body = json.dumps(
             {"pid": os.getpid(), "host": socket.gethostname(), "created": time.time()}
         ).encode()
-        tmp = self.path.with_name(
-            f".{self.path.name}.{os.getpid()}.{random.randrange(1 << 30):x}.tmp"
-        )
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        tmp = temporary_path(self.path)
+        fd = os.open(tmp, _CREATE, 0o644)
         try:
             try:
                 os.write(fd, body)
@@ -168,7 +230,7 @@ class FileLock:
     def _create_in_place(self, body: bytes) -> bool:
         """For file systems without hard links: create exclusively, then write the holder."""
         try:
-            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            fd = os.open(self.path, _CREATE, 0o644)
         except FileExistsError:
             return False
         try:
@@ -188,7 +250,7 @@ class FileLock:
         if holder is None:
             # Half-written or foreign lock: treat as stale only once it is clearly old.
             try:
-                age = time.time() - self.path.stat().st_mtime
+                age = time.time() - os.lstat(self.path).st_mtime
             except FileNotFoundError:
                 return True
             if age > 2 * max(self.timeout, 1.0):
@@ -228,8 +290,22 @@ class FileLock:
         )
         return f"pid {pid} on {host} ({state})"
 
+    def _refuse_foreign(self) -> None:
+        """A lock path that is not a regular file (a committed symlink, a FIFO, a folder) was
+        never made by resume-kit: refused at once, never followed, waited for or removed."""
+        try:
+            info = os.lstat(self.path)
+        except FileNotFoundError:
+            return
+        if not stat.S_ISREG(info.st_mode):
+            raise UnsafePath(
+                f"{self.path} is {file_kind(info.st_mode)}, not a lock resume-kit made",
+                hint=f"remove {self.path} (it may have come with the repository)",
+            )
+
     def acquire(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        remove_stale_temporaries(self.path.parent, self.path.name)
         deadline = time.monotonic() + self.timeout
         delay = 0.005
         while True:
@@ -246,6 +322,7 @@ class FileLock:
             if created:
                 self._held = True
                 return
+            self._refuse_foreign()
             if self._break_if_stale():
                 continue
             if time.monotonic() >= deadline:
@@ -265,11 +342,11 @@ class FileLock:
         holder.update(fields)
         # Replaced by rename, never rewritten in place: a kill mid-write must not leave an
         # empty lock. No fsync: the record only matters while this machine stays up.
-        tmp = self.path.with_name(
-            f".{self.path.name}.{os.getpid()}.{random.randrange(1 << 30):x}.tmp"
-        )
+        tmp = temporary_path(self.path)
         try:
-            tmp.write_text(json.dumps(holder), encoding="utf-8")
+            fd = os.open(tmp, _CREATE, 0o644)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(json.dumps(holder).encode("utf-8"))
             os.replace(tmp, self.path)
         except OSError:
             with contextlib.suppress(OSError):
@@ -296,23 +373,71 @@ def locked(target: Path, timeout: float | None = None) -> Iterator[FileLock]:
         yield lock
 
 
+def history_name_pattern(target: Path) -> re.Pattern[str]:
+    """The names :func:`keep_history` gives copies of ``target``, and only those."""
+    return re.compile(
+        rf"{re.escape(target.stem)}-([0-9]{{8}}T[0-9]{{6}})-([0-9]{{9}}){re.escape(target.suffix)}"
+    )
+
+
+def _history_ns(match: re.Match[str]) -> int:
+    import calendar
+
+    seconds = calendar.timegm(time.strptime(match.group(1), "%Y%m%dT%H%M%S"))
+    return seconds * 1_000_000_000 + int(match.group(2))
+
+
 def keep_history(target: Path, history_dir: Path, keep: int = HISTORY_KEEP) -> Path | None:
-    """Copy the current ``target`` into ``history_dir`` (newest ``keep`` kept)."""
+    """Copy the current ``target`` into ``history_dir`` (newest ``keep`` kept).
+
+    A copy is named by one clock reading in nanoseconds, moved past the newest copy already
+    there when the clock has not (coarse clocks, a clock set back), so names sort in the
+    order the copies were written and pruning always drops the oldest.
+    """
     try:
-        data = target.read_bytes()
+        with open_regular(target) as handle:
+            data = handle.read()
+            mode = stat.S_IMODE(os.fstat(handle.fileno()).st_mode)  # a private file stays so
     except FileNotFoundError:
         return None
-    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
-    name = f"{target.stem}-{stamp}-{time.time_ns() % 10**9:09d}{target.suffix}"
-    dest = history_dir / name
-    atomic_write(dest, data)
-    prune(history_dir, f"{target.stem}-*{target.suffix}", keep)
+    pattern = history_name_pattern(target)
+    newest = -1
+    with contextlib.suppress(FileNotFoundError):
+        for entry in os.scandir(history_dir):
+            match = pattern.fullmatch(entry.name)
+            if match is not None:
+                newest = max(newest, _history_ns(match))
+    ns = max(time.time_ns(), newest + 1)
+    seconds, fraction = divmod(ns, 1_000_000_000)
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(seconds))
+    dest = history_dir / f"{target.stem}-{stamp}-{fraction:09d}{target.suffix}"
+    atomic_write(dest, data, mode=mode)
+    prune(history_dir, pattern, keep)
     return dest
 
 
-def prune(folder: Path, pattern: str, keep: int) -> None:
-    """Delete all but the newest ``keep`` files matching ``pattern`` (names sort by time)."""
-    files = sorted(folder.glob(pattern))
-    for old in files[: max(0, len(files) - keep)]:
+def prune(folder: Path, names: re.Pattern[str], keep: int) -> None:
+    """Delete all but the newest ``keep`` regular files whose whole name matches ``names``
+    (names that sort by time). Nothing else in ``folder`` is touched, a symlink never."""
+    try:
+        entries = [
+            entry.name
+            for entry in os.scandir(folder)
+            if names.fullmatch(entry.name) and entry.is_file(follow_symlinks=False)
+        ]
+    except OSError:
+        return
+    entries.sort()
+    for name in entries[: max(0, len(entries) - keep)]:
         with contextlib.suppress(OSError):
-            old.unlink()
+            os.unlink(folder / name)
+
+
+def ensure_gitignore(layout: Layout) -> None:
+    """``.resume-kit/.gitignore`` is the tool's own: written when missing and rewritten when it
+    holds anything but exactly :data:`GITIGNORE_BODY` (a repository's copy with ``!runs/``
+    would otherwise get run logs, snapshots and history committed by ``git add -A``)."""
+    with contextlib.suppress(OSError):
+        if read_regular(layout.gitignore, 64 * 1024) == GITIGNORE_BODY.encode("utf-8"):
+            return
+    atomic_write(layout.gitignore, GITIGNORE_BODY)

@@ -27,13 +27,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import IO, Any
+from typing import IO, Any, BinaryIO
 
 from resume_kit.errors import LockError
 from resume_kit.paths import Layout
 from resume_kit.progress import Evidence, LastFailure, Progress, Unit, now_iso
 from resume_kit.progress_io import ProgressDoc, transaction
-from resume_kit.store import FileLock, group_alive
+from resume_kit.store import FileLock, ensure_gitignore, group_alive
 
 # How a run's outcome is written: progress_io.transaction by default; `resume-kit run` passes its
 # BatchStore.transaction (same contract, cheap for many checkpoints, thread-serialised).
@@ -233,7 +233,7 @@ def run_command(
     """
     log_path.parent.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
-    with open(log_path, "xb") as handle:
+    with _create_log(log_path) as handle:
         sink = OutputSink(handle)
         proc = subprocess.Popen(
             [SHELL, "-c", command],
@@ -336,8 +336,27 @@ def _stamp() -> str:
     return time.strftime("%Y%m%dT%H%M%S", time.gmtime(now)) + f"{int(now * 1000) % 1000:03d}Z"
 
 
+# The names new_log_path gives run logs: pruning removes these and nothing else.
+RUN_LOG_NAME = re.compile(r"[a-z0-9][a-z0-9._-]*-[0-9]{8}T[0-9]{9}Z(?:-[0-9]+)?\.log")
+
+
+def _create_log(path: Path) -> BinaryIO:
+    """A new run log, readable by its owner only (commands print secrets), created with
+    ``O_EXCL|O_NOFOLLOW``: never an existing file, never through a symlink."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0), 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+        return os.fdopen(fd, "wb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def new_log_path(layout: Layout, unit_id: str) -> Path:
-    """A fresh ``runs/<unit>-<UTC stamp>.log`` path (never an existing file)."""
+    """A fresh ``runs/<unit>-<UTC stamp>.log`` path (never an existing file); the
+    ``.gitignore`` that keeps it out of commits is made sure of first."""
+    ensure_gitignore(layout)
     base = f"{unit_id}-{_stamp()}"
     path = layout.runs / f"{base}.log"
     n = 1
@@ -348,15 +367,19 @@ def new_log_path(layout: Layout, unit_id: str) -> Path:
 
 
 def prune_runs(runs_dir: Path, keep: int = KEEP_RUN_LOGS) -> None:
-    """Keep the newest ``keep`` run logs (by modification time; names start with unit ids)."""
+    """Keep the newest ``keep`` run logs (by modification time; names start with unit ids).
+    Only regular files named as :func:`new_log_path` names them are counted or removed."""
+    entries = []
     try:
-        entries = [(p.stat().st_mtime_ns, p.name, p) for p in runs_dir.glob("*.log")]
+        for entry in os.scandir(runs_dir):
+            if RUN_LOG_NAME.fullmatch(entry.name) and entry.is_file(follow_symlinks=False):
+                entries.append((entry.stat(follow_symlinks=False).st_mtime_ns, entry.name))
     except OSError:
         return
     entries.sort()
-    for _, _, path in entries[: max(0, len(entries) - keep)]:
+    for _, name in entries[: max(0, len(entries) - keep)]:
         with contextlib.suppress(OSError):
-            path.unlink()
+            os.unlink(runs_dir / name)
 
 
 # --------------------------------------------------------------------------- failure signature
@@ -608,7 +631,7 @@ def claim_unit(layout: Layout, unit_id: str) -> Iterator[FileLock]:
     (two `run`s, or `run` and `verify-next`) never run the same unit at once. The lock also
     records the command's process group: a resume-kit killed with SIGKILL leaves its command
     running, and the unit stays claimed until that command is gone."""
-    lock = FileLock(layout.state_dir / "running" / unit_id, timeout=0)
+    lock = FileLock(layout.running / unit_id, timeout=0)
     try:
         lock.acquire()
     except LockError:

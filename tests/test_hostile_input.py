@@ -31,6 +31,7 @@ from pathlib import Path
 
 import pytest
 
+from resume_kit.paths import GITIGNORE_BODY
 from tests.conftest import git
 
 STATE = ".resume-kit"
@@ -383,7 +384,7 @@ CASES: list[Case] = [
     Case("progress.yaml is a symlink loop", symlink(PROGRESS, "progress.yaml"),
          ("status",), 2, "progress.yaml"),
     Case("progress.yaml points at /dev/zero", symlink(PROGRESS, "/dev/zero"),
-         ("status",), 2, "not a regular file"),
+         ("status",), 2, "progress.yaml is a symlink"),
     Case("a key with a newline in it",
          progress('schema_version: 1\ngoal: g\nunits:\n  - id: a\n    after: ["x\\n## Next"]\n"a\\nb": 1\n'),
          ("status",), 2, "unknown key 'a\\nb'"),
@@ -519,7 +520,7 @@ CASES: list[Case] = [
          ("verify-next",), 0, "", env={"RESUME_KIT_TRUST": "all"}, stdout="passed: a",
          writes=PROGRESS),
     Case("a lock file that is a directory", directory(f"{PROGRESS}.lock"),
-         ("add", "x", "--verify", "true"), 2, "locked by an unknown process",
+         ("add", "x", "--verify", "true"), 2, "is a directory, not a lock resume-kit made",
          env={"RESUME_KIT_LOCK_TIMEOUT": "0.2"}),
     Case("a lock file with garbage in it", write(f"{PROGRESS}.lock", b"\xff\x00garbage"),
          ("start", "beta"), 2, "locked by an unknown process", env={"RESUME_KIT_LOCK_TIMEOUT": "0.2"}),
@@ -577,7 +578,7 @@ def template_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (root / "README.md").write_text("hello\n")
     (root / STATE).mkdir()
     (root / PROGRESS).write_text(GOOD_PROGRESS)
-    (root / f"{STATE}/.gitignore").write_text("snapshots/\nruns/\nhistory/\n*.lock\ncache/\n")
+    (root / f"{STATE}/.gitignore").write_text(GITIGNORE_BODY)  # the tool's own (what init writes)
     subprocess.run(["git", "add", "."], cwd=root, check=True, env=env)
     subprocess.run(["git", "commit", "-q", "-m", "initial"], cwd=root, check=True, env=env)
     return root

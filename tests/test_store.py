@@ -64,13 +64,45 @@ def test_a_lock_from_another_host_is_never_broken_silently(tmp_path: Path) -> No
 def test_history_keeps_the_newest_twenty(tmp_path: Path) -> None:
     target = tmp_path / "progress.yaml"
     history = tmp_path / "history"
-    for n in range(25):
+    for n in range(300):  # a tight loop: many copies share a clock second, some a tick
         target.write_text(f"version {n}\n")
         keep_history(target, history)
     kept = sorted(history.iterdir())
-    assert len(kept) == 20
-    assert kept[-1].read_text() == "version 24\n"
-    assert kept[0].read_text() == "version 5\n"
+    assert [p.read_text() for p in kept] == [f"version {n}\n" for n in range(280, 300)]
+
+
+def test_history_names_sort_in_write_order_whatever_the_clock_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A copy's name comes from one clock reading, moved past the newest copy when the clock
+    has not moved on: readings that cross a second between two reads, or a clock set back
+    (NTP), never make a newer copy sort first and be pruned (issue 12 item 16)."""
+    import time
+
+    base = 1_800_000_000 * 10**9
+    readings: list[int] = []
+    for n in range(30):  # two readings per copy: 0.5 s into a second, then 0.1 s past the next
+        readings += [base + n * 10**9 + 500_000_000, base + (n + 1) * 10**9 + 100_000_000]
+    readings[40:] = [r - 30 * 10**9 for r in readings[40:]]  # the clock is set back 30 s
+    clock = iter(readings)
+    real_gmtime = time.gmtime
+
+    def fake_time_ns() -> int:
+        return next(clock)
+
+    def fake_gmtime(seconds: float | None = None) -> time.struct_time:
+        return real_gmtime(next(clock) / 10**9 if seconds is None else seconds)
+
+    target = tmp_path / "progress.yaml"
+    history = tmp_path / "history"
+    with monkeypatch.context() as patched:
+        patched.setattr(time, "time_ns", fake_time_ns)
+        patched.setattr(time, "gmtime", fake_gmtime)
+        for n in range(25):
+            target.write_text(f"version {n}\n")
+            keep_history(target, history)
+    kept = sorted(history.iterdir())
+    assert [p.read_text() for p in kept] == [f"version {n}\n" for n in range(5, 25)]
 
 
 def test_a_held_lock_gives_a_clear_message_not_a_hang(repo: Path) -> None:

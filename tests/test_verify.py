@@ -524,11 +524,13 @@ def test_log_is_capped_head_and_tail(repo: Path, cli) -> None:  # type: ignore[n
 
 def test_prune_runs_keeps_the_newest(tmp_path: Path) -> None:
     for n in range(7):
-        path = tmp_path / f"{'zyx'[n % 3]}-{n}.log"
+        path = tmp_path / f"{'zyx'[n % 3]}-20261201T0000000{n:02d}Z.log"
         path.write_text(str(n))
         os.utime(path, ns=(n * 10**9, n * 10**9))
+    (tmp_path / "notes.log").write_text("mine")  # not a name resume-kit gives a run log
+    os.utime(tmp_path / "notes.log", ns=(0, 0))
     verify.prune_runs(tmp_path, keep=3)
-    assert sorted(p.read_text() for p in tmp_path.glob("*.log")) == ["4", "5", "6"]
+    assert sorted(p.read_text() for p in tmp_path.glob("*.log")) == ["4", "5", "6", "mine"]
 
 
 def test_background_writer_does_not_hang_the_run(repo: Path, cli) -> None:  # type: ignore[no-untyped-def]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from resume_kit import paths, progress, progress_io
 from resume_kit.errors import ResumeKitError
-from resume_kit.store import atomic_write
+from resume_kit.store import ensure_gitignore
 from resume_kit.ui import info
 
 HEADER = (
@@ -66,8 +66,7 @@ def run(goal: str | None, import_file: Path | None) -> int:
         )
     model = progress.Progress(goal=" ".join(goal.split()), units=units)
     layout.state_dir.mkdir(exist_ok=True)
-    if not layout.gitignore.exists():
-        atomic_write(layout.gitignore, paths.GITIGNORE_BODY)
+    ensure_gitignore(layout)
     progress_io.create(layout, model, header=HEADER)
     if units:
         from resume_kit.trust import approve_created

@@ -22,7 +22,7 @@ def _shown(path: Path, root: Path | None) -> str:
 def _apply(path: Path, root: Path | None, remove: bool, stop_verify: bool, project: bool) -> int:
     where = _shown(path, root)
     if remove:
-        change = settings.uninstall(path, remove_empty_dir=project)
+        change = settings.uninstall(path, remove_empty_dir=project, root=root)
         if not change.wrote:
             out(f"no resume-kit hooks in {where}: nothing changed")
         elif change.deleted:
@@ -33,7 +33,7 @@ def _apply(path: Path, root: Path | None, remove: bool, stop_verify: bool, proje
         else:
             out(f"removed resume-kit {', '.join(change.events)} hooks from {where}")
         return 0
-    change = settings.install(path, settings.specs_for(stop_verify))
+    change = settings.install(path, settings.specs_for(stop_verify), root)
     if change.wrote:
         out(f"added resume-kit {', '.join(change.events)} hooks to {where}")
     else:

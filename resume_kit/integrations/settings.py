@@ -17,12 +17,20 @@ from __future__ import annotations
 import contextlib
 import copy
 import json
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from resume_kit.errors import ResumeKitError
+from resume_kit.safefs import (
+    FileTooLarge,
+    NotARegularFile,
+    UnsafePath,
+    contained,
+    open_regular,
+)
 from resume_kit.store import atomic_write
 
 SESSION_START_MATCHER = "startup|resume|clear|compact"
@@ -158,11 +166,39 @@ def _indent_of(text: str) -> int | str:
     return 2
 
 
-def read_settings(path: Path) -> SettingsFile:
+MAX_SETTINGS_BYTES = 4 * 1024 * 1024
+
+
+def settings_target(path: Path, root: Path | None) -> Path:
+    """The file to read and write. In a work tree (``root``) nothing is followed: a symlink
+    on the way (``.claude`` itself included) is refused. The user's own file may be a
+    symlink they made (dotfiles): its target is read and written, so the link stays."""
+    if root is not None:
+        return contained(root, path)
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
+
+
+def read_settings(path: Path, root: Path | None = None) -> SettingsFile:
+    """``path`` parsed (see :func:`settings_target` for ``root``); never blocks on a FIFO."""
+    path = settings_target(path, root)
     try:
-        raw = path.read_bytes()
+        with open_regular(path, follow=root is None) as handle:
+            raw = handle.read(MAX_SETTINGS_BYTES + 1)
+            mode = os.fstat(handle.fileno()).st_mode & 0o7777
+        if len(raw) > MAX_SETTINGS_BYTES:
+            raise FileTooLarge(path, len(raw), MAX_SETTINGS_BYTES)
     except FileNotFoundError:
         return SettingsFile(path, {}, False, 2, None)
+    except NotARegularFile as exc:
+        raise SettingsError(
+            f"{path} is not a regular file ({exc.kind}); nothing was changed",
+            hint="move it away, then run the command again",
+        ) from None
+    except FileTooLarge:
+        raise SettingsError(
+            f"{path} is larger than {MAX_SETTINGS_BYTES // (1024 * 1024)} MiB; nothing was changed",
+            hint="fix the file by hand",
+        ) from None
     except OSError as exc:
         raise SettingsError(f"cannot read {path}: {exc.strerror}") from None
     try:
@@ -188,7 +224,6 @@ def read_settings(path: Path) -> SettingsFile:
             f"{path}: the top level is not a JSON object; nothing was changed",
             hint="fix the file by hand",
         )
-    mode = path.stat().st_mode & 0o7777
     return SettingsFile(path, data, True, _indent_of(text), mode)
 
 
@@ -203,38 +238,40 @@ class Change:
     deleted: bool = False
 
 
-def install(path: Path, specs: Sequence[HookSpec]) -> Change:
-    current = read_settings(path)
-    new, added = add_hooks(current.data, specs, str(path))
+def install(path: Path, specs: Sequence[HookSpec], root: Path | None = None) -> Change:
+    """Add our hooks to ``path`` (a project file when ``root`` is its work tree)."""
+    current = read_settings(path, root)
+    new, added = add_hooks(current.data, specs, str(current.path))
     if not added:
         return Change([], wrote=False)
-    atomic_write(path, render(new, current.indent), mode=current.mode)
+    atomic_write(current.path, render(new, current.indent), mode=current.mode)
     return Change(added, wrote=True)
 
 
-def uninstall(path: Path, remove_empty_dir: bool = False) -> Change:
-    """Take our hooks out of ``path``; a file left holding nothing at all is removed."""
-    current = read_settings(path)
+def uninstall(path: Path, remove_empty_dir: bool = False, root: Path | None = None) -> Change:
+    """Take our hooks out of ``path``; a file left holding nothing at all is removed (but a
+    user's symlink is kept, its target then holding ``{}``)."""
+    current = read_settings(path, root)
     if not current.existed:
         return Change([], wrote=False)
     new, removed = remove_hooks(current.data)
     if not removed:
         return Change([], wrote=False)
-    if not new:
+    if not new and current.path == path:
         path.unlink()
         if remove_empty_dir:
             with contextlib.suppress(OSError):
                 path.parent.rmdir()  # only succeeds when nothing else is in it
         return Change(removed, wrote=True, deleted=True)
-    atomic_write(path, render(new, current.indent), mode=current.mode)
+    atomic_write(current.path, render(new, current.indent), mode=current.mode)
     return Change(removed, wrote=True)
 
 
-def our_hooks_in(path: Path) -> list[str]:
+def our_hooks_in(path: Path, root: Path | None = None) -> list[str]:
     """The events that carry one of our hooks in ``path`` (``[]`` when unreadable)."""
     try:
-        data = read_settings(path).data
-    except SettingsError:
+        data = read_settings(path, root).data
+    except (SettingsError, UnsafePath):
         return []
     _, events = remove_hooks(data)
     return events
