@@ -335,6 +335,7 @@ class NextPart:
     failure_lines: list[str]
     verify_lines: list[str] | None
     data: dict[str, Any]
+    approved: bool = True  # False: its verify command needs a person's approval first
 
 
 @dataclass
@@ -816,8 +817,28 @@ def _ledger(progress: Progress, now: dt.datetime) -> list[LedgerItem]:
     return items
 
 
+NEEDS_APPROVAL = "NEEDS_APPROVAL"
+
+
+def needs_approval(unit_id: str) -> Finding:
+    """The warning for a next unit whose verify command no person approved on this machine."""
+    return Finding(
+        code=NEEDS_APPROVAL,
+        severity="warn",
+        unit=unit_id,
+        message=f"the verify command of {code(unit_id)} is not approved on this machine: it "
+        "needs a person's approval before anything runs it (a person reviews it with "
+        "`resume-kit trust`)",
+    )
+
+
 def _next_part(
-    progress: Progress, unit: Unit, findings: Sequence[Finding], now: dt.datetime
+    progress: Progress,
+    unit: Unit,
+    findings: Sequence[Finding],
+    now: dt.datetime,
+    *,
+    approved: bool = True,
 ) -> NextPart:
     failure = unit.last_failure
     stuck = any(f.code == "UNIT_STUCK" and f.unit == unit.id for f in findings) or bool(
@@ -853,6 +874,7 @@ def _next_part(
             "excerpt": redacted(failure.excerpt or ""),
         },
         "stuck": stuck,
+        "approved": approved,
     }
     return NextPart(
         unit=unit,
@@ -865,6 +887,7 @@ def _next_part(
         failure_lines=failure_lines,
         verify_lines=verify_lines,
         data=data,
+        approved=approved,
     )
 
 
@@ -901,11 +924,19 @@ def build_brief(
     *,
     summary: Any = None,
     now: dt.datetime | None = None,
+    next_approved: bool = True,
 ) -> Brief:
-    """The brief model; ``now`` defaults to the snapshot's time, so the result is reproducible."""
+    """The brief model; ``now`` defaults to the snapshot's time, so the result is reproducible.
+
+    ``next_approved=False``: no person approved the next unit's verify command on this machine
+    (the caller asked resume_kit.trust); the brief warns and never tells the agent to run it.
+    """
     if now is None:
         now = parse_utc(snapshot.get("created_at")) or dt.datetime.now(dt.timezone.utc)
     next_unit = pick_next(progress)
+    approved = next_approved or next_unit is None or not next_unit.verify
+    if not approved and next_unit is not None:
+        findings = [*findings, needs_approval(next_unit.id)]
     return Brief(
         goal=redacted(progress.goal),
         goal_md=blockquote(progress.goal or "(no goal written)"),
@@ -915,7 +946,9 @@ def build_brief(
         warnings=_warning_groups(findings),
         findings=list(findings),
         ledger=_ledger(progress, now),
-        next=None if next_unit is None else _next_part(progress, next_unit, findings, now),
+        next=None
+        if next_unit is None
+        else _next_part(progress, next_unit, findings, now, approved=approved),
         no_next_md=None if next_unit is not None else _no_next(progress),
         generated_at=now.strftime("%Y-%m-%dT%H:%M:%SZ"),
         snapshot_id=snapshot.get("id") if isinstance(snapshot.get("id"), str) else None,

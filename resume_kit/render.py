@@ -268,6 +268,7 @@ def _view(brief: Brief, limits: Limits, hidden: dict[str, int]) -> dict[str, Any
             "failure_fence": fence(body) if body else fence(["(no output captured)"]),
             "verify_fence": fence(n.verify_lines, "sh") if n.verify_lines else None,
             "stuck": n.stuck,
+            "approved": n.approved,
             "repeats": max(failure.repeats if failure else 0, STUCK_REPEATS),
         }
     return {
@@ -566,6 +567,9 @@ def render(
         raise ValueError(f"unknown brief format {fmt!r}")
     exact = fmt == "json" if exact_tokens is None else exact_tokens
     template = _template(repo_template)
+    if repo_template is not None:
+        # The render's memory limit must not meet the tokenizer still loading in its thread.
+        tok.encoding()
     deadline = time.monotonic() + RENDER_SECONDS
     max_chars = HOOK_MAX_CHARS if fmt == "claude-hook" else None
     cache: dict[int, tuple[str, dict[str, int], int, bool]] = {}

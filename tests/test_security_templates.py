@@ -247,3 +247,199 @@ def test_everything_a_template_prints_is_redacted(tmp_path: Path) -> None:
     assert code == 0, err
     assert "AKIAZZZCANARY7777ABC" not in out and CANARY_SECRET not in out
     assert out.count("[REDACTED:") == 2, out
+
+
+# --------------------------------------------------------------------------- item 5: trust
+
+SELF_APPROVE = (
+    "schema_version: 1\n"
+    "goal: Ship the parser\n"
+    "units:\n"
+    "  - id: u-1\n"
+    "    title: First unit\n"
+    "    verify: touch PWNED\n"
+    "  - id: u-2\n"
+    "    title: Second unit\n"
+    "    verify: touch ALSO\n"
+)
+
+
+def _self_approving_clone(tmp_path: Path, template: str | None = None) -> Path:
+    files: dict[str, str | bytes] = {".resume-kit/progress.yaml": SELF_APPROVE}
+    if template is not None:
+        files[TEMPLATE] = template
+    return hostile_clone(tmp_path, files)
+
+
+def run_on_terminal(*args: str, cwd: Path, answers: str) -> tuple[int, str]:
+    """The installed console script with stdin, stdout and stderr on a pseudo-terminal, as a
+    person runs it, typing ``answers``; returns (exit code, everything the terminal showed)."""
+    import os
+    import pty
+    import subprocess
+
+    from tests.hostile import RESUME_KIT
+
+    master, replica = pty.openpty()
+    proc = subprocess.Popen(
+        [RESUME_KIT, *args], cwd=cwd, stdin=replica, stdout=replica, stderr=replica,
+        env={**os.environ, "TERM": "dumb"},
+    )  # fmt: skip
+    os.close(replica)
+    os.write(master, answers.encode())
+    chunks: list[bytes] = []
+    while True:
+        try:
+            data = os.read(master, 4096)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    code = proc.wait(timeout=60)
+    os.close(master)
+    return code, b"".join(chunks).decode("utf-8", "replace").replace("\r\n", "\n")
+
+
+def test_trust_without_a_terminal_approves_nothing(tmp_path: Path) -> None:
+    clone = _self_approving_clone(tmp_path)
+    for stdin in (None, "y\ny\n"):  # </dev/null, and a pipe an agent writes "y" into
+        result = run_user("trust", cwd=clone, input=stdin)
+        assert result.code == 4, result.stderr
+        assert result.stdout.splitlines() == ["u-1: touch PWNED", "u-2: touch ALSO"]
+        lines = result.stderr.strip().splitlines()
+        assert lines[0].startswith("resume-kit: error: nothing approved: 2 verify commands")
+        assert "a person must" in lines[1] and "in a terminal" in lines[1]
+    refused = run_user("verify-next", cwd=clone)
+    assert refused.code == 4
+    assert not (clone / "PWNED").exists()
+    shown = run_user("trust", "--show", cwd=clone)
+    assert shown.code == 0 and "2 verify commands not approved" in shown.stderr
+    assert run_user("verify-next", cwd=clone).code == 4
+
+
+def test_trust_asks_a_person_per_item_on_a_terminal(tmp_path: Path) -> None:
+    clone = _self_approving_clone(tmp_path, "CUSTOM {{ next.id }}\n")
+    code, shown = run_on_terminal("trust", cwd=clone, answers="n\ny\nyes\n")
+    assert code == 0, shown
+    assert shown.count("approve this verify command? [y/N]") == 2
+    assert "approve this brief template? [y/N]" in shown
+    assert "brief template .resume-kit/templates/brief.md.j2 (sha256 " in shown
+    assert "  | CUSTOM {{ next.id }}" in shown
+    assert "approved 1 verify command and the brief template" in shown
+    assert "not approved: 1 verify command" in shown
+    left = run_user("trust", "--show", cwd=clone)
+    assert left.stdout.splitlines() == ["u-1: touch PWNED"]
+    assert run_user("verify-next", cwd=clone).code == 4  # u-1 was declined
+    assert not (clone / "PWNED").exists()
+    assert run_user("brief", cwd=clone).stdout == "CUSTOM `u-1`\n"
+    # end of input on the terminal is a "no"
+    code, shown = run_on_terminal("trust", cwd=clone, answers="\x04")
+    assert code == 0 and "approved" not in shown.replace("not approved", "")
+
+
+def test_trust_yes_is_the_explicit_approval_of_everything_shown(tmp_path: Path) -> None:
+    clone = _self_approving_clone(tmp_path, "CUSTOM {{ next.id }}\n")
+    result = run_user("trust", "--yes", cwd=clone)
+    assert result.code == 0, result.stderr
+    assert result.stdout.splitlines()[:2] == ["u-1: touch PWNED", "u-2: touch ALSO"]
+    assert "approved 2 verify commands and the brief template" in result.stderr
+    assert run_user("trust", cwd=clone).stderr.strip() == "resume-kit: nothing to approve"
+    assert run_user("verify-next", cwd=clone).code == 0
+    assert (clone / "PWNED").exists()
+
+
+def test_the_brief_marks_an_unapproved_next_command(tmp_path: Path) -> None:
+    clone = _self_approving_clone(tmp_path)
+    markdown = run_user("brief", cwd=clone)
+    assert markdown.code == 0, markdown.stderr
+    text = markdown.stdout
+    warnings = text.split("## Warnings", 1)[1].split("\n## ", 1)[0]
+    assert "None: the workspace agrees" not in warnings
+    assert "`NEEDS_APPROVAL`" in warnings and "needs a person's approval" in warnings
+    nxt = text.split("## Next: exactly one unit", 1)[1]
+    assert "not approved on this machine: it needs a person's approval" in nxt
+    assert "runs it from the repo root" not in nxt
+    assert "then run `resume-kit verify-next`" not in nxt
+    assert "never approve it yourself" in nxt
+    data = json.loads(run_user("brief", "--format", "json", cwd=clone).stdout)
+    assert data["next"]["id"] == "u-1" and data["next"]["approved"] is False
+    assert any(f["code"] == "NEEDS_APPROVAL" and f["unit"] == "u-1" for f in data["findings"])
+    code, out, _err = _hook(clone)
+    assert code == 0 and "needs a person's approval" in out
+    # once a person approved it, the ordinary wording is back
+    assert run_user("trust", "--yes", cwd=clone).code == 0
+    approved = run_user("brief", cwd=clone).stdout
+    assert "NEEDS_APPROVAL" not in approved and "runs it from the repo root" in approved
+    data = json.loads(run_user("brief", "--format", "json", cwd=clone).stdout)
+    assert data["next"]["approved"] is True
+
+
+def test_refusal_hints_address_a_person(tmp_path: Path) -> None:
+    clone = _self_approving_clone(tmp_path)
+    for argv in (("verify-next",), ("run",), ("verify-next", "--dry-run")):
+        result = run_user(*argv, cwd=clone)
+        said = result.stdout + result.stderr
+        assert "resume-kit trust" in said, (argv, said)
+        for line in said.splitlines():
+            if "resume-kit trust" in line:
+                assert "a person must" in line, (argv, line)
+
+
+def test_integrate_claude_denies_the_agent_resume_kit_trust(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    from resume_kit.integrations.claude import DENY_RULES
+
+    clone = _self_approving_clone(tmp_path)
+    settings = clone / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    mine = {"permissions": {"allow": ["Bash(make test)"], "deny": ["Read(.env)"]}, "model": "x"}
+    original = json.dumps(mine, indent=2) + "\n"
+    settings.write_text(original)
+    added = run_user("integrate", "claude", cwd=clone)
+    assert added.code == 0, added.stderr
+    assert "deny the agent `resume-kit trust`" in added.stdout
+    data = json.loads(settings.read_text())
+    assert data["model"] == "x" and data["permissions"]["allow"] == ["Bash(make test)"]
+    assert data["permissions"]["deny"] == ["Read(.env)", *DENY_RULES]
+    assert (
+        "Bash(resume-kit trust *)" in DENY_RULES and "Bash(* -m resume_kit trust *)" in DENY_RULES
+    )
+    again = run_user("integrate", "claude", cwd=clone)
+    assert again.code == 0 and json.loads(settings.read_text()) == data
+    assert run_user("integrate", "claude", "--remove", cwd=clone).code == 0
+    assert settings.read_text() == original
+    # the user's own settings: created with the hooks and the rules, removed to nothing
+    user = isolated_home / ".claude" / "settings.json"
+    assert run_user("integrate", "claude", "--user", cwd=clone).code == 0
+    assert json.loads(user.read_text())["permissions"]["deny"] == list(DENY_RULES)
+    assert run_user("integrate", "claude", "--user", "--remove", cwd=clone).code == 0
+    assert not user.exists()
+
+
+def _claude_rule_matches(rule: str, command: str) -> bool:
+    """Claude Code's documented Bash rule matching: ``*`` matches any characters; a single
+    trailing `` *`` also matches the bare command."""
+    import fnmatch
+
+    body = rule[len("Bash(") : -1]
+    if body.endswith(" *") and body.count("*") == 1 and command == body[:-2]:
+        return True
+    return fnmatch.fnmatchcase(command, body.replace("[", "[[]"))
+
+
+def test_the_deny_rules_cover_the_usual_spellings() -> None:
+    from resume_kit.integrations.claude import DENY_RULES
+
+    for command in (
+        "resume-kit trust",
+        "resume-kit trust --yes",
+        "/home/u/.local/bin/resume-kit trust --yes",
+        "python -m resume_kit trust --yes",
+        "python3 -I -m resume_kit trust",
+        "/usr/bin/python3 -m resume_kit trust --show",
+    ):
+        assert any(_claude_rule_matches(rule, command) for rule in DENY_RULES), command
+    for command in ("resume-kit brief", "resume-kit trustee", "resume-kit status"):
+        assert not any(_claude_rule_matches(rule, command) for rule in DENY_RULES), command

@@ -71,10 +71,27 @@ def _build(
             info(f"resume-kit: {result.note}")
         summary = result.summary
 
-    brief = build_brief(progress, snapshot, findings, summary=summary)
+    brief = build_brief(
+        progress,
+        snapshot,
+        findings,
+        summary=summary,
+        next_approved=_next_approved(layout, progress),
+    )
     budget = max_tokens if max_tokens is not None else config.brief_max_tokens
     rendered = render(brief, fmt, budget, _approved_template(layout.root))
     return rendered.text, rendered, layout
+
+
+def _next_approved(layout: Any, progress: Any) -> bool:
+    """Whether a person approved the next unit's verify command on this machine."""
+    from resume_kit.progress import pick_next
+    from resume_kit.trust import is_trusted
+
+    unit = pick_next(progress)
+    if unit is None or not unit.verify:
+        return True
+    return is_trusted(layout.root, unit.id, unit.verify)
 
 
 def _approved_template(root: Path) -> Any:
