@@ -133,11 +133,31 @@ def quoted_title(title: str) -> str:
     return '"' + plain(title, 160).replace('"', '\\"') + '"'
 
 
+# What makes a line start a block of its own (heading, quote, list, thematic break, setext
+# underline, fence, table, link definition), after its indentation is dropped.
+_BLOCK_START = re.compile(r"^(?:[#>+*=|:~_\[-]|\d{1,9}(?=[.)]))")
+
+
+def _prose_line(line: str) -> str:
+    """One line of quoted prose that can only be paragraph text: unpaired backticks become
+    ``'``, indentation goes (it would make code or continue a list), and a character that
+    would start a block is backslash-escaped (``\\#``, ``1\\.``)."""
+    line = line if _ticks_pair_up(line) else line.replace("`", "'")
+    line = line.lstrip(" \t")
+    match = _BLOCK_START.match(line)
+    if match is None:
+        return line
+    if match.group()[0].isdigit():
+        end = match.end()
+        return f"{line[:end]}\\{line[end:]}"
+    return f"\\{line}"
+
+
 def blockquote(text: str, limit: int = 1200) -> str:
-    """Multi-line prose from progress.yaml (goal, notes) as a Markdown blockquote."""
+    """Multi-line prose from progress.yaml (goal, notes) as a Markdown blockquote holding only
+    paragraphs, so it cannot forge a heading, a fence or any other part of the brief."""
     lines = block_lines(_cut(text.strip(), limit), limit)
-    safe = [line if _ticks_pair_up(line) else line.replace("`", "'") for line in lines]
-    return "\n".join(f"> {line}".rstrip() for line in safe) or ">"
+    return "\n".join(f"> {_prose_line(line)}".rstrip() for line in lines) or ">"
 
 
 # --------------------------------------------------------------------------- small helpers
@@ -749,7 +769,7 @@ def _workspace_part(
         paths=group_paths(paths),
         paths_total=paths_total,
         tests=tests,
-        tests_source=one_line(tests_raw["source"], 80) if tests_raw.get("source") else None,
+        tests_source=code(tests_raw["source"], 120) if tests_raw.get("source") else None,
         log=log,
         other_logs=other_logs,
         transcript=transcript,
