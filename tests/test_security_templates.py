@@ -530,3 +530,28 @@ def test_prose_from_the_progress_file_cannot_forge_the_brief(tmp_path: Path) -> 
         assert "NONCEGOAL" in text and "NONCENOTE" in text and "NONCETITLE" in text
         failing = next(line for line in text.splitlines() if line.startswith("- Failing tests"))
         assert "NONCEDIR" in failing and "NONCEDIR" not in strip_spans(failing)[0], failing
+
+
+# --------------------------------------------------------------------------- item 15: CI trust
+
+TRUST_ALL_WARNING = (
+    "resume-kit: warning: RESUME_KIT_TRUST=all approves every verify command and brief "
+    "template without asking (meant for CI only)"
+)
+
+
+def test_trust_all_warns_once_when_it_takes_effect(tmp_path: Path) -> None:
+    clone = _self_approving_clone(tmp_path, "CUSTOM {{ next.id }}\n")
+    env = {"RESUME_KIT_TRUST": "all"}
+    brief = run_user("brief", cwd=clone, env=env)  # an unapproved template and next command
+    assert brief.code == 0 and brief.stdout == "CUSTOM `u-1`\n"
+    assert brief.stderr.splitlines() == [TRUST_ALL_WARNING]
+    ran = run_user("run", cwd=clone, env=env)  # two unapproved commands, one warning
+    assert ran.code == 0, ran.stderr
+    assert ran.stderr.splitlines().count(TRUST_ALL_WARNING) == 1
+    assert (clone / "PWNED").exists() and (clone / "ALSO").exists()
+    # where a person approved everything already, it changes nothing and says nothing
+    approved = _self_approving_clone(tmp_path / "approved", "CUSTOM {{ next.id }}\n")
+    assert run_user("trust", "--yes", cwd=approved).code == 0
+    quiet = run_user("brief", cwd=approved, env=env)
+    assert quiet.code == 0 and quiet.stderr == ""
