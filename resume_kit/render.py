@@ -14,14 +14,15 @@ import contextlib
 import dataclasses
 import json
 import os
+import re
 import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from resume_kit import tokens as tok
 from resume_kit.brief import (
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
 
 FORMATS = ("markdown", "json", "claude-hook")
 TEMPLATE_NAME = "brief.md.j2"
+_T = TypeVar("_T")
 HOOK_MAX_CHARS = 49_000  # Claude Code does not inject additionalContext over 50,000 characters
 
 
@@ -318,13 +320,15 @@ class _LimitHit(BaseException):
     Jinja or a filter can swallow it."""
 
 
-def _template(repo: RepoTemplate | None) -> Any:
+def _template(repo: RepoTemplate | None, deadline: float | None = None) -> Any:
     """The compiled brief template: the repository's approved one, else the shipped one.
 
     ``include``/``import``/``extends`` resolve only to the shipped templates: a repository
-    template is one approved file and never reaches another file of the repository.
+    template is one approved file and never reaches another file of the repository. It is
+    compiled within the limits too, with Jinja's constant folding off (``'x' * 10**10`` would
+    otherwise be computed at compile time), and ``*``, ``**`` and ``%`` are checked at run time.
     """
-    from jinja2 import BaseLoader, FileSystemLoader, StrictUndefined, TemplateError
+    from jinja2 import BaseLoader, FileSystemLoader, StrictUndefined
     from jinja2.sandbox import ImmutableSandboxedEnvironment
 
     shipped = FileSystemLoader(str(shipped_templates_dir()))
@@ -335,25 +339,73 @@ def _template(repo: RepoTemplate | None) -> Any:
                 return repo.source, repo.rel_path, lambda: True
             return shipped.get_source(environment, template)
 
+    class Sandbox(ImmutableSandboxedEnvironment):
+        intercepted_binops = frozenset(("*", "**", "%"))
+
+        def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+            _check_binop(operator, left, right)
+            return super().call_binop(context, operator, left, right)
+
     # Sandboxed: an override template arrives with the repository, like a verify command.
-    env = ImmutableSandboxedEnvironment(
+    env = Sandbox(
         loader=Loader(),
         autoescape=False,
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
         undefined=StrictUndefined,
+        optimized=repo is None,
     )
+    if repo is None:
+        return env.get_template(TEMPLATE_NAME)
+    if deadline is None:
+        deadline = time.monotonic() + RENDER_SECONDS
+    return _guarded(repo, deadline, lambda: env.get_template(repo.rel_path))
+
+
+_FORMAT_WIDTH = re.compile(r"%[^a-zA-Z%]*?(\d{5,})")
+
+
+def _check_binop(operator: str, left: Any, right: Any) -> None:
+    """Refuse an operation whose result alone would be over the output limit."""
+    from jinja2.exceptions import SecurityError
+
+    if operator == "*":
+        for seq, times in ((left, right), (right, left)):
+            if (
+                isinstance(seq, str | list | tuple)
+                and isinstance(times, int)
+                and len(seq) * times > MAX_OUTPUT_CHARS
+            ):
+                raise SecurityError(f"a repetition longer than {MAX_OUTPUT_CHARS:,} items")
+    elif operator == "**":
+        if (
+            isinstance(left, int)
+            and isinstance(right, int)
+            and abs(left) > 1
+            and right * abs(left).bit_length() > 65_536
+        ):
+            raise SecurityError("a power over 65,536 bits")
+    elif operator == "%" and isinstance(left, str) and _FORMAT_WIDTH.search(left):
+        raise SecurityError("a format width of 10,000 or more")
+
+
+def _guarded(repo: RepoTemplate, deadline: float, work: Callable[[], _T]) -> _T:
+    """``work()`` on the repository's template within the limits; any failure becomes the
+    template's one-line error (the view is plain strings and numbers: the fault is its)."""
     try:
-        return env.get_template(repo.rel_path if repo is not None else TEMPLATE_NAME)
-    except TemplateError as exc:
-        if repo is None:
-            raise
-        raise _template_error(exc, repo) from None
+        with _limited(deadline):
+            return work()
+    except _LimitHit as exc:
+        raise _template_error(_LimitExceeded(str(exc)), repo) from None
+    except MemoryError:
+        raise _template_error(
+            _LimitExceeded(f"needed more than {MEMORY_HEADROOM >> 20} MiB of memory"), repo
+        ) from None
     except RecursionError:
-        if repo is None:
-            raise
         raise _template_error(RecursionError("nested too deeply"), repo) from None
+    except Exception as exc:
+        raise _template_error(exc, repo) from None
 
 
 def _template_error(exc: BaseException, repo: RepoTemplate) -> Exception:
@@ -452,28 +504,20 @@ def _markdown(
 def _render_repo(template: Any, view: dict[str, Any], repo: RepoTemplate, deadline: float) -> str:
     """A repository template's text: within the limits, and redacted as a whole (it may print
     anything, not only the view's already redacted values)."""
-    chunks: list[str] = []
-    size = 0
-    try:
-        with _limited(deadline):
-            for chunk in template.generate(**view):
-                size += len(chunk)
-                if size > MAX_OUTPUT_CHARS:
-                    raise _LimitHit(f"printed more than {MAX_OUTPUT_CHARS:,} characters")
-                chunks.append(chunk)
-    except _LimitHit as exc:
-        raise _template_error(_LimitExceeded(str(exc)), repo) from None
-    except MemoryError:
-        raise _template_error(
-            _LimitExceeded(f"needed more than {MEMORY_HEADROOM >> 20} MiB of memory"), repo
-        ) from None
-    except RecursionError:
-        raise _template_error(RecursionError("nested too deeply"), repo) from None
-    except Exception as exc:  # the template's fault: the view is plain strings and numbers
-        raise _template_error(exc, repo) from None
+
+    def work() -> str:
+        chunks: list[str] = []
+        size = 0
+        for chunk in template.generate(**view):
+            size += len(chunk)
+            if size > MAX_OUTPUT_CHARS:
+                raise _LimitHit(f"printed more than {MAX_OUTPUT_CHARS:,} characters")
+            chunks.append(chunk)
+        return "".join(chunks)
+
     from resume_kit.redact import redact
 
-    return redact("".join(chunks))
+    return redact(_guarded(repo, deadline, work))
 
 
 class _LimitExceeded(Exception):
@@ -566,11 +610,11 @@ def render(
     if fmt not in FORMATS:
         raise ValueError(f"unknown brief format {fmt!r}")
     exact = fmt == "json" if exact_tokens is None else exact_tokens
-    template = _template(repo_template)
     if repo_template is not None:
         # The render's memory limit must not meet the tokenizer still loading in its thread.
         tok.encoding()
     deadline = time.monotonic() + RENDER_SECONDS
+    template = _template(repo_template, deadline)
     max_chars = HOOK_MAX_CHARS if fmt == "claude-hook" else None
     cache: dict[int, tuple[str, dict[str, int], int, bool]] = {}
 

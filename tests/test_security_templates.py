@@ -221,6 +221,22 @@ def test_a_template_that_doubles_a_string_is_stopped_by_memory(tmp_path: Path) -
     assert "MiB of memory" in line or "took longer" in line, line
 
 
+def test_a_template_that_asks_for_huge_values_is_refused(tmp_path: Path) -> None:
+    # 'x' * 10**9 was computed by Jinja's constant folding while compiling, outside any limit
+    for i, (template, message) in enumerate(
+        [
+            ("{{ 'x' * 10**9 }}", "SecurityError: a repetition longer than 1,000,000 items"),
+            ("{{ [1] * 10**9 }}", "SecurityError: a repetition longer than 1,000,000 items"),
+            ("{{ 7 ** 1000000 }}", "SecurityError: a power over 65,536 bits"),
+            ("{{ '%0999999999d' % 1 }}", "SecurityError: a format width of 10,000 or more"),
+            ("{{ 'x' | center(10**9) }}", "needed more than 512 MiB of memory"),
+        ]
+    ):
+        code, out, err = _approved_brief(tmp_path / str(i), template)
+        assert code == 2 and out == "", (template, err)
+        assert message in _one_line(err), (template, err)
+
+
 def test_a_broken_or_hostile_template_is_one_line_exit_2(tmp_path: Path) -> None:
     for i, bad in enumerate(
         [
@@ -555,3 +571,32 @@ def test_trust_all_warns_once_when_it_takes_effect(tmp_path: Path) -> None:
     assert run_user("trust", "--yes", cwd=approved).code == 0
     quiet = run_user("brief", cwd=approved, env=env)
     assert quiet.code == 0 and quiet.stderr == ""
+
+
+def test_the_time_limit_holds_off_the_main_thread_too() -> None:
+    """No SIGALRM off the main thread (an embedding server): the profile-hook clock stops it."""
+    import hashlib
+    import threading
+
+    import pytest
+
+    from resume_kit.errors import ResumeKitError
+    from resume_kit.render import render
+    from resume_kit.repo_template import REL_PATH, RepoTemplate
+    from tests.brief_cases import interrupted
+    from tests.test_render import _brief
+
+    source = "{% for a in range(100000) %}{% for b in range(100000) %}{% endfor %}{% endfor %}"
+    template = RepoTemplate(REL_PATH, source, hashlib.sha256(source.encode()).hexdigest())
+    caught: list[BaseException] = []
+
+    def work() -> None:
+        with pytest.raises(ResumeKitError, match="took longer than 3 s") as info:
+            render(_brief(interrupted), "markdown", 1500, template)
+        caught.append(info.value)
+
+    thread = threading.Thread(target=work)
+    start = time.monotonic()
+    thread.start()
+    thread.join(timeout=60)
+    assert caught and time.monotonic() - start < 30
