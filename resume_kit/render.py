@@ -34,6 +34,7 @@ from resume_kit.brief import (
     code,
     collapse_ids,
     fence,
+    plain,
     ranges_md,
 )
 
@@ -263,7 +264,7 @@ def _view(brief: Brief, limits: Limits, hidden: dict[str, int]) -> dict[str, Any
         nxt = {
             "id": code(n.unit.id),
             "title": n.title_md,
-            "why": n.why,
+            "why": plain(n.why, 400),  # names units by id: one line, like all data
             "files": ", ".join(n.files_md),
             "artifacts": ", ".join(n.artifacts_md),
             "failure": n.failure_md,

@@ -600,3 +600,24 @@ def test_the_time_limit_holds_off_the_main_thread_too() -> None:
     thread.start()
     thread.join(timeout=60)
     assert caught and time.monotonic() - start < 30
+
+
+def test_the_why_line_stays_one_line(tmp_path: Path) -> None:
+    """An id ending in a newline (accepted by the id pattern's ``$``) named in ``after`` must
+    not break the 'Why this one' line of the brief."""
+    import yaml
+
+    progress = {
+        "schema_version": 1,
+        "goal": "g",
+        "units": [
+            {"id": "dep\n", "title": "Dep", "status": "done"},
+            {"id": "u-2", "title": "Two", "verify": "true", "after": ["dep\n"]},
+        ],
+    }
+    clone = hostile_clone(tmp_path, {".resume-kit/progress.yaml": yaml.safe_dump(progress)})
+    result = run_user("brief", cwd=clone)
+    if result.code == 2:  # the id itself refused: nothing to check here
+        return
+    why = next(line for line in result.stdout.splitlines() if line.startswith("- Why this one"))
+    assert why.endswith("are done."), why
