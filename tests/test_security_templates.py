@@ -420,9 +420,7 @@ def test_integrate_claude_denies_the_agent_resume_kit_trust(
     data = json.loads(settings.read_text())
     assert data["model"] == "x" and data["permissions"]["allow"] == ["Bash(make test)"]
     assert data["permissions"]["deny"] == ["Read(.env)", *DENY_RULES]
-    assert (
-        "Bash(resume-kit trust *)" in DENY_RULES and "Bash(* -m resume_kit trust *)" in DENY_RULES
-    )
+    assert "Bash(resume-kit trust *)" in DENY_RULES and "Bash(*-m resume_kit trust*)" in DENY_RULES
     again = run_user("integrate", "claude", cwd=clone)
     assert again.code == 0 and json.loads(settings.read_text()) == data
     assert run_user("integrate", "claude", "--remove", cwd=clone).code == 0
@@ -456,9 +454,12 @@ def test_the_deny_rules_cover_the_usual_spellings() -> None:
         "python -m resume_kit trust --yes",
         "python3 -I -m resume_kit trust",
         "/usr/bin/python3 -m resume_kit trust --show",
+        "script -qc 'resume-kit trust' /dev/null",
+        "env PATH=/x resume-kit trust --yes",
+        "cd /repo && resume-kit trust --yes",
     ):
         assert any(_claude_rule_matches(rule, command) for rule in DENY_RULES), command
-    for command in ("resume-kit brief", "resume-kit trustee", "resume-kit status"):
+    for command in ("resume-kit brief", "resume-kit status", "resume-kit verify-next"):
         assert not any(_claude_rule_matches(rule, command) for rule in DENY_RULES), command
 
 

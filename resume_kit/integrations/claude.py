@@ -22,16 +22,16 @@ def user_settings() -> Path:
 
 
 # Approving a verify command is a person's act (docs/security.md): the agent is denied every
-# usual spelling of `resume-kit trust` (on PATH, by a path, as `python -m resume_kit`). This is
+# usual spelling of `resume-kit trust` (on PATH, by a path, as `python -m resume_kit`, inside a
+# wrapper such as `script -c` that would give it a terminal to answer on). This is
 # a guard rail in the agent's own permission system, not a boundary: it does not stop a
 # person, and a shell that can write the user's files can do worse anyway.
 DENY_RULES = (
     "Bash(resume-kit trust)",
     "Bash(resume-kit trust *)",
-    "Bash(*/resume-kit trust)",
-    "Bash(*/resume-kit trust *)",
-    "Bash(* -m resume_kit trust)",
-    "Bash(* -m resume_kit trust *)",
+    # any command line naming it: a path to the script, a wrapper (`script -c`, `env`), a chain
+    "Bash(*resume-kit trust*)",
+    "Bash(*-m resume_kit trust*)",
 )
 
 
