@@ -622,3 +622,28 @@ def test_the_why_line_stays_one_line(tmp_path: Path) -> None:
         return
     why = next(line for line in result.stdout.splitlines() if line.startswith("- Why this one"))
     assert why.endswith("are done."), why
+
+
+def test_the_time_limit_leaves_an_outer_alarm_armed() -> None:
+    """A test runner's or embedding program's own SIGALRM timer survives a render."""
+    import hashlib
+    import signal
+
+    from resume_kit.render import render
+    from resume_kit.repo_template import REL_PATH, RepoTemplate
+    from tests.brief_cases import interrupted
+    from tests.test_render import _brief
+
+    fired: list[int] = []
+    previous = signal.signal(signal.SIGALRM, lambda signum, frame: fired.append(signum))
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 100)
+        source = "OK {{ next.id }}"
+        template = RepoTemplate(REL_PATH, source, hashlib.sha256(source.encode()).hexdigest())
+        assert render(_brief(interrupted), "markdown", 1500, template).text == "OK `doc-137`\n"
+        left, _interval = signal.getitimer(signal.ITIMER_REAL)
+        assert 90 < left <= 100 and not fired
+        assert signal.getsignal(signal.SIGALRM) is not None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
