@@ -120,11 +120,31 @@ def quoted_title(title: str) -> str:
     return '"' + plain(title, 160).replace('"', '\\"') + '"'
 
 
+# What makes a line start a block of its own (heading, quote, list, thematic break, setext
+# underline, fence, table, link definition), after its indentation is dropped.
+_BLOCK_START = re.compile(r"^(?:[#>+*=|:~_\[-]|\d{1,9}(?=[.)]))")
+
+
+def _prose_line(line: str) -> str:
+    """One line of quoted prose that can only be paragraph text: unpaired backticks become
+    ``'``, indentation goes (it would make code or continue a list), and a character that
+    would start a block is backslash-escaped (``\\#``, ``1\\.``)."""
+    line = line if _ticks_pair_up(line) else line.replace("`", "'")
+    line = line.lstrip(" \t")
+    match = _BLOCK_START.match(line)
+    if match is None:
+        return line
+    if match.group()[0].isdigit():
+        end = match.end()
+        return f"{line[:end]}\\{line[end:]}"
+    return f"\\{line}"
+
+
 def blockquote(text: str, limit: int = 1200) -> str:
-    """Multi-line prose from progress.yaml (goal, notes) as a Markdown blockquote."""
+    """Multi-line prose from progress.yaml (goal, notes) as a Markdown blockquote holding only
+    paragraphs, so it cannot forge a heading, a fence or any other part of the brief."""
     lines = block_lines(_cut(text.strip(), limit), limit)
-    safe = [line if _ticks_pair_up(line) else line.replace("`", "'") for line in lines]
-    return "\n".join(f"> {line}".rstrip() for line in safe) or ">"
+    return "\n".join(f"> {_prose_line(line)}".rstrip() for line in lines) or ">"
 
 
 # --------------------------------------------------------------------------- small helpers
@@ -322,6 +342,7 @@ class NextPart:
     failure_lines: list[str]
     verify_lines: list[str] | None
     data: dict[str, Any]
+    approved: bool = True  # False: its verify command needs a person's approval first
 
 
 @dataclass
@@ -735,7 +756,7 @@ def _workspace_part(
         paths=group_paths(paths),
         paths_total=paths_total,
         tests=tests,
-        tests_source=one_line(tests_raw["source"], 80) if tests_raw.get("source") else None,
+        tests_source=code(tests_raw["source"], 120) if tests_raw.get("source") else None,
         log=log,
         other_logs=other_logs,
         transcript=transcript,
@@ -803,8 +824,28 @@ def _ledger(progress: Progress, now: dt.datetime) -> list[LedgerItem]:
     return items
 
 
+NEEDS_APPROVAL = "NEEDS_APPROVAL"
+
+
+def needs_approval(unit_id: str) -> Finding:
+    """The warning for a next unit whose verify command no person approved on this machine."""
+    return Finding(
+        code=NEEDS_APPROVAL,
+        severity="warn",
+        unit=unit_id,
+        message=f"the verify command of {code(unit_id)} is not approved on this machine: it "
+        "needs a person's approval before anything runs it (a person reviews it with "
+        "`resume-kit trust`)",
+    )
+
+
 def _next_part(
-    progress: Progress, unit: Unit, findings: Sequence[Finding], now: dt.datetime
+    progress: Progress,
+    unit: Unit,
+    findings: Sequence[Finding],
+    now: dt.datetime,
+    *,
+    approved: bool = True,
 ) -> NextPart:
     failure = unit.last_failure
     stuck = any(f.code == "UNIT_STUCK" and f.unit == unit.id for f in findings) or bool(
@@ -840,6 +881,7 @@ def _next_part(
             "excerpt": redacted(failure.excerpt or ""),
         },
         "stuck": stuck,
+        "approved": approved,
     }
     return NextPart(
         unit=unit,
@@ -852,6 +894,7 @@ def _next_part(
         failure_lines=failure_lines,
         verify_lines=verify_lines,
         data=data,
+        approved=approved,
     )
 
 
@@ -888,11 +931,19 @@ def build_brief(
     *,
     summary: Any = None,
     now: dt.datetime | None = None,
+    next_approved: bool = True,
 ) -> Brief:
-    """The brief model; ``now`` defaults to the snapshot's time, so the result is reproducible."""
+    """The brief model; ``now`` defaults to the snapshot's time, so the result is reproducible.
+
+    ``next_approved=False``: no person approved the next unit's verify command on this machine
+    (the caller asked resume_kit.trust); the brief warns and never tells the agent to run it.
+    """
     if now is None:
         now = parse_utc(snapshot.get("created_at")) or dt.datetime.now(dt.timezone.utc)
     next_unit = pick_next(progress)
+    approved = next_approved or next_unit is None or not next_unit.verify
+    if not approved and next_unit is not None:
+        findings = [*findings, needs_approval(next_unit.id)]
     return Brief(
         goal=redacted(progress.goal),
         goal_md=blockquote(progress.goal or "(no goal written)"),
@@ -902,7 +953,9 @@ def build_brief(
         warnings=_warning_groups(findings),
         findings=list(findings),
         ledger=_ledger(progress, now),
-        next=None if next_unit is None else _next_part(progress, next_unit, findings, now),
+        next=None
+        if next_unit is None
+        else _next_part(progress, next_unit, findings, now, approved=approved),
         no_next_md=None if next_unit is not None else _no_next(progress),
         generated_at=now.strftime("%Y-%m-%dT%H:%M:%SZ"),
         snapshot_id=snapshot.get("id") if isinstance(snapshot.get("id"), str) else None,

@@ -372,11 +372,20 @@ def stop_check() -> None:
 @app.command()
 def trust(
     show: Annotated[bool, typer.Option("--show", help="Only show what would be approved.")] = False,
+    yes: Annotated[
+        bool,
+        typer.Option(
+            "--yes",
+            help="Approve everything shown without asking: a person's explicit act "
+            "(never an agent's).",
+        ),
+    ] = False,
 ) -> None:
-    """Show and approve verify commands that did not come from this machine."""
+    """Show verify commands and the brief template that did not come from this machine, and
+    ask a person to approve each (y/N); with no terminal nothing is approved (exit 4)."""
     from resume_kit.commands import trust as cmd
 
-    _exit(cmd.run(show))
+    _exit(cmd.run(show, yes))
 
 
 @app.command()

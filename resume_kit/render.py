@@ -10,11 +10,19 @@ warnings (grouped) and the next unit are in every level.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
+import os
+import re
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from resume_kit import tokens as tok
 from resume_kit.brief import (
@@ -26,11 +34,16 @@ from resume_kit.brief import (
     code,
     collapse_ids,
     fence,
+    plain,
     ranges_md,
 )
 
+if TYPE_CHECKING:
+    from resume_kit.repo_template import RepoTemplate
+
 FORMATS = ("markdown", "json", "claude-hook")
 TEMPLATE_NAME = "brief.md.j2"
+_T = TypeVar("_T")
 HOOK_MAX_CHARS = 49_000  # Claude Code does not inject additionalContext over 50,000 characters
 
 
@@ -251,13 +264,14 @@ def _view(brief: Brief, limits: Limits, hidden: dict[str, int]) -> dict[str, Any
         nxt = {
             "id": code(n.unit.id),
             "title": n.title_md,
-            "why": n.why,
+            "why": plain(n.why, 400),  # names units by id: one line, like all data
             "files": ", ".join(n.files_md),
             "artifacts": ", ".join(n.artifacts_md),
             "failure": n.failure_md,
             "failure_fence": fence(body) if body else fence(["(no output captured)"]),
             "verify_fence": fence(n.verify_lines, "sh") if n.verify_lines else None,
             "stuck": n.stuck,
+            "approved": n.approved,
             "repeats": max(failure.repeats if failure else 0, STUCK_REPEATS),
         }
     return {
@@ -295,42 +309,115 @@ def shipped_templates_dir() -> Path:
     return package.parent / "templates"
 
 
-def _template(templates_dir: Path | None) -> Any:
-    from jinja2 import ChoiceLoader, FileSystemLoader, StrictUndefined
-    from jinja2.sandbox import SandboxedEnvironment
+# Limits for a repository template (a person approved its text, not what it computes): all
+# renders of one brief together, the text of one render, and the memory it may add.
+RENDER_SECONDS = 3.0
+MAX_OUTPUT_CHARS = 1_000_000
+MEMORY_HEADROOM = 512 * 1024 * 1024
 
-    search = [FileSystemLoader(str(templates_dir))] if templates_dir is not None else []
-    search.append(FileSystemLoader(str(shipped_templates_dir())))
+
+class _LimitHit(BaseException):
+    """Raised into a repository template's render; a BaseException so no ``except`` inside
+    Jinja or a filter can swallow it."""
+
+
+def _template(repo: RepoTemplate | None, deadline: float | None = None) -> Any:
+    """The compiled brief template: the repository's approved one, else the shipped one.
+
+    ``include``/``import``/``extends`` resolve only to the shipped templates: a repository
+    template is one approved file and never reaches another file of the repository. It is
+    compiled within the limits too, with Jinja's constant folding off (``'x' * 10**10`` would
+    otherwise be computed at compile time), and ``*``, ``**`` and ``%`` are checked at run time.
+    """
+    from jinja2 import BaseLoader, FileSystemLoader, StrictUndefined
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    shipped = FileSystemLoader(str(shipped_templates_dir()))
+
+    class Loader(BaseLoader):
+        def get_source(self, environment: Any, template: str) -> Any:
+            if repo is not None and template == repo.rel_path:
+                return repo.source, repo.rel_path, lambda: True
+            return shipped.get_source(environment, template)
+
+    class Sandbox(ImmutableSandboxedEnvironment):
+        intercepted_binops = frozenset(("*", "**", "%"))
+
+        def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+            _check_binop(operator, left, right)
+            return super().call_binop(context, operator, left, right)
+
     # Sandboxed: an override template arrives with the repository, like a verify command.
-    env = SandboxedEnvironment(
-        loader=ChoiceLoader(search),
+    env = Sandbox(
+        loader=Loader(),
         autoescape=False,
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
         undefined=StrictUndefined,
+        optimized=repo is None,
     )
-    from jinja2 import TemplateError
-
-    try:
+    if repo is None:
         return env.get_template(TEMPLATE_NAME)
-    except TemplateError as exc:
-        raise _template_error(exc, getattr(exc, "filename", None)) from None
+    if deadline is None:
+        deadline = time.monotonic() + RENDER_SECONDS
+    return _guarded(repo, deadline, lambda: env.get_template(repo.rel_path))
 
 
-# What a template from the repository can raise while rendering (a sandbox refusal, a syntax
-# the loader accepted, a filter on the wrong type): the user's file, so a one-line error.
-_TEMPLATE_FAILURES = (ArithmeticError, LookupError, TypeError, ValueError, AttributeError)
+_FORMAT_WIDTH = re.compile(r"%[^a-zA-Z%]*?(\d{5,})")
 
 
-def _template_error(exc: BaseException, filename: str | None) -> Exception:
-    """A one-line error naming an override template; a failure of the shipped one is a bug."""
-    if filename is None or Path(filename).resolve().parent == shipped_templates_dir().resolve():
-        return exc if isinstance(exc, Exception) else RuntimeError(str(exc))
+def _check_binop(operator: str, left: Any, right: Any) -> None:
+    """Refuse an operation whose result alone would be over the output limit."""
+    from jinja2.exceptions import SecurityError
+
+    if operator == "*":
+        for seq, times in ((left, right), (right, left)):
+            if (
+                isinstance(seq, str | list | tuple)
+                and isinstance(times, int)
+                and len(seq) * times > MAX_OUTPUT_CHARS
+            ):
+                raise SecurityError(f"a repetition longer than {MAX_OUTPUT_CHARS:,} items")
+    elif operator == "**":
+        if (
+            isinstance(left, int)
+            and isinstance(right, int)
+            and abs(left) > 1
+            and right * abs(left).bit_length() > 65_536
+        ):
+            raise SecurityError("a power over 65,536 bits")
+    elif operator == "%" and isinstance(left, str) and _FORMAT_WIDTH.search(left):
+        raise SecurityError("a format width of 10,000 or more")
+
+
+def _guarded(repo: RepoTemplate, deadline: float, work: Callable[[], _T]) -> _T:
+    """``work()`` on the repository's template within the limits; any failure becomes the
+    template's one-line error (the view is plain strings and numbers: the fault is its)."""
+    try:
+        with _limited(deadline):
+            return work()
+    except _LimitHit as exc:
+        raise _template_error(_LimitExceeded(str(exc)), repo) from None
+    except MemoryError:
+        raise _template_error(
+            _LimitExceeded(f"needed more than {MEMORY_HEADROOM >> 20} MiB of memory"), repo
+        ) from None
+    except RecursionError:
+        raise _template_error(RecursionError("nested too deeply"), repo) from None
+    except Exception as exc:
+        raise _template_error(exc, repo) from None
+
+
+def _template_error(exc: BaseException, repo: RepoTemplate) -> Exception:
+    """The one-line error for a failure of the repository's template (exit 2, never 70)."""
     from resume_kit.errors import ResumeKitError
 
     line = getattr(exc, "lineno", None)
-    where = f"{filename}:{line}" if line else filename
+    name = getattr(exc, "filename", None) or getattr(exc, "name", None) or repo.rel_path
+    if name != repo.rel_path and not str(name).startswith(repo.rel_path):
+        name = f"{repo.rel_path} (via {Path(str(name)).name})"
+    where = f"{name}:{line}" if line else name
     detail = " ".join(str(exc).split())[:200] or type(exc).__name__
     return ResumeKitError(
         f"brief template {where}: {type(exc).__name__}: {detail}",
@@ -338,17 +425,111 @@ def _template_error(exc: BaseException, filename: str | None) -> Exception:
     )
 
 
-def _markdown(template: Any, brief: Brief, limits: Limits) -> tuple[str, dict[str, int]]:
-    from jinja2 import TemplateError
+@contextlib.contextmanager
+def _limited(deadline: float) -> Iterator[None]:
+    """Stop a repository template's render at ``deadline`` (``time.monotonic``) and keep it
+    under :data:`MEMORY_HEADROOM` of new memory, where the OS allows it."""
+    remaining = deadline - time.monotonic()
+    if remaining <= 0:
+        raise _LimitHit(f"took longer than {RENDER_SECONDS:g} s")
+    on_main = threading.current_thread() is threading.main_thread()
+    use_alarm = on_main and hasattr(signal, "setitimer")
+    previous: Any = None
+    outer_timer = (0.0, 0.0)
+    previous_profile = sys.getprofile()
+    started = time.monotonic()
+    if use_alarm:
 
-    hidden: dict[str, int] = {}
+        def on_alarm(signum: int, frame: Any) -> None:
+            raise _LimitHit(f"took longer than {RENDER_SECONDS:g} s")
+
+        previous = signal.signal(signal.SIGALRM, on_alarm)
+        outer_timer = signal.setitimer(signal.ITIMER_REAL, remaining)
+    else:  # not the main thread (no signals): check the clock on every call the render makes
+        calls = [0]
+
+        def profile(frame: Any, event: str, arg: Any) -> None:
+            calls[0] += 1
+            if calls[0] % 256 == 0 and time.monotonic() > deadline:
+                sys.setprofile(None)
+                raise _LimitHit(f"took longer than {RENDER_SECONDS:g} s")
+
+        sys.setprofile(profile)
+    memory = _lower_memory_limit()
     try:
-        text = template.render(**_view(brief, limits, hidden))
-    except (TemplateError, *_TEMPLATE_FAILURES) as exc:
-        raise _template_error(exc, getattr(template, "filename", None)) from None
+        yield
+    finally:
+        if use_alarm:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            if previous is not None:
+                signal.signal(signal.SIGALRM, previous)
+            if outer_timer[0] > 0:  # someone else's alarm (a test runner's timeout): re-arm it
+                left = max(outer_timer[0] - (time.monotonic() - started), 0.001)
+                signal.setitimer(signal.ITIMER_REAL, left, outer_timer[1])
+        else:
+            sys.setprofile(previous_profile)
+        if memory is not None:
+            import resource
+
+            resource.setrlimit(resource.RLIMIT_AS, memory)
+
+
+def _lower_memory_limit() -> tuple[int, int] | None:
+    """Lower the soft address-space limit to what the process uses now plus the headroom
+    (Linux); the previous limits, to restore, or None when nothing was changed."""
+    try:
+        import resource
+
+        with open("/proc/self/statm", "rb") as handle:
+            used = int(handle.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        want = used + MEMORY_HEADROOM
+        if hard != resource.RLIM_INFINITY:
+            want = min(want, hard)
+        if soft != resource.RLIM_INFINITY and soft <= want:
+            return None
+        resource.setrlimit(resource.RLIMIT_AS, (want, hard))
+        return soft, hard
+    except (ImportError, OSError, ValueError, IndexError):
+        return None
+
+
+def _markdown(
+    template: Any,
+    brief: Brief,
+    limits: Limits,
+    repo: RepoTemplate | None = None,
+    deadline: float = 0.0,
+) -> tuple[str, dict[str, int]]:
+    hidden: dict[str, int] = {}
+    view = _view(brief, limits, hidden)
+    text = template.render(**view) if repo is None else _render_repo(template, view, repo, deadline)
     while "\n\n\n" in text:
         text = text.replace("\n\n\n", "\n\n")
     return text.strip() + "\n", hidden
+
+
+def _render_repo(template: Any, view: dict[str, Any], repo: RepoTemplate, deadline: float) -> str:
+    """A repository template's text: within the limits, and redacted as a whole (it may print
+    anything, not only the view's already redacted values)."""
+
+    def work() -> str:
+        chunks: list[str] = []
+        size = 0
+        for chunk in template.generate(**view):
+            size += len(chunk)
+            if size > MAX_OUTPUT_CHARS:
+                raise _LimitHit(f"printed more than {MAX_OUTPUT_CHARS:,} characters")
+            chunks.append(chunk)
+        return "".join(chunks)
+
+    from resume_kit.redact import redact
+
+    return redact(_guarded(repo, deadline, work))
+
+
+class _LimitExceeded(Exception):
+    """How a limit hit is named in the one-line error."""
 
 
 # --------------------------------------------------------------------------- JSON
@@ -424,11 +605,12 @@ def render(
     brief: Brief,
     fmt: str = "markdown",
     budget: int = 1500,
-    templates_dir: Path | None = None,
+    repo_template: RepoTemplate | None = None,
     *,
     exact_tokens: bool | None = None,
 ) -> RenderedBrief:
-    """Render ``brief`` in ``fmt`` with its Markdown form fitted to ``budget`` tokens.
+    """Render ``brief`` in ``fmt`` with its Markdown form fitted to ``budget`` tokens, with the
+    repository's template when given (the caller checked that a person approved it).
 
     ``exact_tokens`` (default: only for JSON, which reports the count) forces an exact count
     even when the text is so short that the byte bound already proves it fits.
@@ -436,13 +618,17 @@ def render(
     if fmt not in FORMATS:
         raise ValueError(f"unknown brief format {fmt!r}")
     exact = fmt == "json" if exact_tokens is None else exact_tokens
-    template = _template(templates_dir)
+    if repo_template is not None:
+        # The render's memory limit must not meet the tokenizer still loading in its thread.
+        tok.encoding()
+    deadline = time.monotonic() + RENDER_SECONDS
+    template = _template(repo_template, deadline)
     max_chars = HOOK_MAX_CHARS if fmt == "claude-hook" else None
     cache: dict[int, tuple[str, dict[str, int], int, bool]] = {}
 
     def attempt(level: int) -> tuple[str, dict[str, int], int, bool]:
         if level not in cache:
-            text, hidden = _markdown(template, brief, LADDER[level][1])
+            text, hidden = _markdown(template, brief, LADDER[level][1], repo_template, deadline)
             if max_chars is not None and len(text) > max_chars:
                 cache[level] = (text, hidden, tok.upper_bound(text), False)
             else:

@@ -4,7 +4,9 @@ An approval is the sha256 of (real absolute repo root, unit id, command), kept i
 ``<user data dir>/resume-kit/trust.json`` (``$XDG_DATA_HOME`` honoured), never in the repo. The
 key covers one unit's command, not the whole progress file, so status updates and evidence
 never revoke trust, while a pulled, hand-edited or branch-switched command is refused until
-``resume-kit trust`` approves it. ``RESUME_KIT_TRUST=all`` approves everything (for CI).
+``resume-kit trust`` approves it. A repository's brief template is approved the same way, keyed
+by (real repo root, its relative path, sha256 of its content). ``RESUME_KIT_TRUST=all`` approves
+everything without asking: for CI only, and it says so on stderr when it takes effect.
 
 The file stores keys, the root and the unit id, never the command itself (it may hold a
 secret). Writes are atomic under a lock file, so concurrent approvals lose nothing.
@@ -35,6 +37,24 @@ def trust_all() -> bool:
     return os.environ.get(TRUST_ENV, "").strip().lower() == "all"
 
 
+_warned_trust_all = False
+
+
+def _trust_all_took_effect() -> None:
+    """One line on stderr, once per process, when ``RESUME_KIT_TRUST=all`` approved something
+    this user never approved: it is meant for CI, never for a person's machine."""
+    global _warned_trust_all
+    if _warned_trust_all:
+        return
+    _warned_trust_all = True
+    from resume_kit.ui import warn
+
+    warn(
+        "RESUME_KIT_TRUST=all approves every verify command and brief "
+        "template without asking (meant for CI only)"
+    )
+
+
 def trust_file() -> Path:
     from platformdirs import user_data_dir
 
@@ -48,6 +68,13 @@ def _real_root(root: Path) -> str:
 def approval_key(root: Path, unit_id: str, command: str) -> str:
     """sha256 over the real root, the unit id and the command, NUL-separated (no ambiguity)."""
     material = "\0".join((_real_root(root), unit_id, command))
+    return hashlib.sha256(material.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def template_key(root: Path, rel_path: str, digest: str) -> str:
+    """sha256 over a tag, the real root, the template's relative path and its content's
+    sha256; the tag keeps it apart from every command key (those start with the root)."""
+    material = "\0".join(("template", _real_root(root), rel_path, digest))
     return hashlib.sha256(material.encode("utf-8", "surrogateescape")).hexdigest()
 
 
@@ -81,25 +108,59 @@ def _pairs(items: Iterable[Unit | tuple[str, str]]) -> list[tuple[str, str]]:
 
 
 def is_trusted(root: Path, unit_id: str, command: str) -> bool:
-    if trust_all():
+    if approval_key(root, unit_id, command) in _read(trust_file()):
         return True
-    return approval_key(root, unit_id, command) in _read(trust_file())
+    if trust_all():
+        _trust_all_took_effect()
+        return True
+    return False
 
 
-def untrusted(root: Path, units: Iterable[Unit]) -> list[Unit]:
-    """The units whose verify command this user has not approved for ``root``, in order."""
+def untrusted(root: Path, units: Iterable[Unit], *, honour_env: bool = True) -> list[Unit]:
+    """The units whose verify command this user has not approved for ``root``, in order
+    (``honour_env=False``: as the trust store alone says, ignoring ``RESUME_KIT_TRUST``)."""
     units = [u for u in units if u.verify is not None]
-    if trust_all() or not units:
+    if not units:
         return []
     approved = _read(trust_file())
-    return [u for u in units if approval_key(root, u.id, u.verify or "") not in approved]
+    pending = [u for u in units if approval_key(root, u.id, u.verify or "") not in approved]
+    if pending and honour_env and trust_all():
+        _trust_all_took_effect()
+        return []
+    return pending
+
+
+def template_trusted(root: Path, rel_path: str, digest: str, *, honour_env: bool = True) -> bool:
+    """Whether this user approved this exact template content for ``root``."""
+    if template_key(root, rel_path, digest) in _read(trust_file()):
+        return True
+    if honour_env and trust_all():
+        _trust_all_took_effect()
+        return True
+    return False
+
+
+def approve_template(root: Path, rel_path: str, digest: str) -> int:
+    """Approve one template content for ``root``; 1 when the approval is new."""
+    entry = {"root": _real_root(root), "template": rel_path, "sha256": digest}
+    return _store([(template_key(root, rel_path, digest), entry)])
 
 
 def approve(root: Path, items: Iterable[Unit | tuple[str, str]]) -> int:
     """Approve ``items`` (units with a verify command, or ``(unit_id, command)`` pairs) for
     ``root``. Returns how many approvals were new."""
-    pairs = _pairs(items)
-    if not pairs:
+    real = _real_root(root)
+    return _store(
+        [
+            (approval_key(root, unit_id, command), {"root": real, "unit": unit_id})
+            for unit_id, command in _pairs(items)
+        ]
+    )
+
+
+def _store(entries: list[tuple[str, dict[str, str]]]) -> int:
+    """Add ``(key, entry)`` approvals to the trust file; how many were new."""
+    if not entries:
         return 0
     from resume_kit.progress import now_iso
 
@@ -112,11 +173,9 @@ def approve(root: Path, items: Iterable[Unit | tuple[str, str]]) -> int:
             os.replace(path, path.with_name(path.name + ".corrupt"))
         added = 0
         stamp = now_iso()
-        real = _real_root(root)
-        for unit_id, command in pairs:
-            key = approval_key(root, unit_id, command)
+        for key, entry in entries:
             if key not in approved:
-                approved[key] = {"root": real, "unit": unit_id, "at": stamp}
+                approved[key] = {**entry, "at": stamp}
                 added += 1
         if added:
             body = {"format": FORMAT_VERSION, "approved": approved}

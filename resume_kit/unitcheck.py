@@ -112,7 +112,7 @@ def pre_push_check() -> int:
     if check.outcome == "untrusted":
         info(
             f"resume-kit: pre-push: unit {check.unit_id} not checked: its verify command is "
-            "not approved (run `resume-kit trust`)"
+            "not approved (a person must approve it with `resume-kit trust`)"
         )
         return 0
     if check.outcome == "failed":

@@ -389,6 +389,56 @@ def test_fuzzed_untrusted_text_never_leaves_its_code(
         assert hook["hookSpecificOutput"]["additionalContext"] == markdown
 
 
+def commonmark_blocks(markdown: str) -> tuple[list[str], list[str]]:
+    """(headings at any nesting level, block types inside blockquotes) as markdown-it-py, a
+    full CommonMark reader, sees ``markdown``; html blocks and inline html are refused."""
+    from markdown_it import MarkdownIt
+
+    tokens = MarkdownIt("commonmark").enable("table").parse(markdown)
+    heads, quoted, depth = [], [], 0
+    for i, token in enumerate(tokens):
+        assert token.type != "html_block", token
+        assert not any(c.type == "html_inline" for c in token.children or []), token
+        if token.type == "heading_open":
+            heads.append(("#" * int(token.tag[1:])) + " " + tokens[i + 1].content)
+        if token.type == "blockquote_open":
+            depth += 1
+        elif token.type == "blockquote_close":
+            depth -= 1
+        elif depth and token.type not in ("paragraph_open", "paragraph_close", "inline"):
+            quoted.append(token.type)
+    return heads, quoted
+
+
+PROSE = st.lists(HOSTILE, min_size=1, max_size=6).map("\n".join)
+
+
+@settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(goal=PROSE, notes=PROSE, title=HOSTILE)
+def test_fuzzed_prose_from_the_progress_file_never_forges_a_block(
+    base_case: tuple[Any, dict[str, Any]], goal: str, notes: str, title: str
+) -> None:
+    """Goal, notes and the next unit's title (issue 12 item 12): whatever they hold, a
+    CommonMark reader finds the six headings and nothing but paragraphs in their quotes."""
+    from resume_kit.brief import build_brief
+    from resume_kit.reconcile import reconcile
+    from resume_kit.render import render
+
+    progress, snapshot = base_case
+    prog = copy.deepcopy(progress)
+    prog.goal, prog.notes = goal + "x", notes + "x"
+    prog.unit(NEXT_UNIT).title = title + "x"
+    markdown = render(build_brief(prog, snapshot, reconcile(prog, snapshot)), "markdown", 6000).text
+    check_structure(markdown, [])
+    heads, quoted = commonmark_blocks(markdown)
+    assert heads == EXPECTED_HEADINGS, heads
+    assert quoted == [], quoted
+
+
 NAME_CHARS = st.sampled_from([*"`~#<>!-\\\n\t *_[]()|:x\u202e", "</context>", "```", "## "])
 
 

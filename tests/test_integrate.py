@@ -74,7 +74,13 @@ def test_merge_keeps_everything_else_is_idempotent_and_removes_cleanly(repo: Pat
     assert ours["hooks"][0]["type"] == "command"
     # everything that was there is still there, in the same order
     assert list(merged) == list(ORIGINAL)
-    assert merged["permissions"] == ORIGINAL["permissions"]
+    # the person's own rules stay, first; ours deny the agent `resume-kit trust` (issue 12)
+    from resume_kit.integrations.claude import DENY_RULES
+
+    assert merged["permissions"] == {
+        "allow": ORIGINAL["permissions"]["allow"],
+        "deny": [*ORIGINAL["permissions"]["deny"], *DENY_RULES],
+    }
     assert merged["hooks"]["PreToolUse"] == ORIGINAL["hooks"]["PreToolUse"]
     assert merged["hooks"]["SessionStart"][0] == ORIGINAL["hooks"]["SessionStart"][0]
 

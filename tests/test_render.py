@@ -23,6 +23,7 @@ from resume_kit.brief import Brief, build_brief
 from resume_kit.findings import finding
 from resume_kit.progress import Evidence, LastFailure, Progress, Unit
 from resume_kit.render import _DETAIL_ORDER, HOOK_MAX_CHARS, LADDER, render
+from resume_kit.repo_template import RepoTemplate
 from tests.brief_cases import all_done, base_snapshot, blocked, interrupted, trouble
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -248,28 +249,32 @@ def test_ten_thousand_units_build_and_render_quickly() -> None:
     assert done - built < 2.0
 
 
-def test_a_repository_template_overrides_the_shipped_one(tmp_path: Path) -> None:
-    (tmp_path / "brief.md.j2").write_text(
+def _repo_template(source: str) -> RepoTemplate:
+    import hashlib
+
+    from resume_kit.repo_template import REL_PATH
+
+    return RepoTemplate(REL_PATH, source, hashlib.sha256(source.encode()).hexdigest())
+
+
+def test_a_repository_template_overrides_the_shipped_one() -> None:
+    custom = _repo_template(
         "CUSTOM {{ progress.line }}\n{% if next %}NEXT {{ next.id }}\n{{ next.verify_fence }}{% endif %}\n"
     )
-    text = render(_brief(interrupted), "markdown", 1500, tmp_path).text
+    text = render(_brief(interrupted), "markdown", 1500, custom).text
     assert text.startswith("CUSTOM **136/200 units done**")
     assert "NEXT `doc-137`" in text
     # Without the override the shipped template is used.
-    assert render(_brief(interrupted), "markdown", 1500, tmp_path / "nothing").text.startswith(
-        "# Resume brief"
-    )
+    assert render(_brief(interrupted), "markdown", 1500, None).text.startswith("# Resume brief")
 
 
-def test_override_templates_run_sandboxed(tmp_path: Path) -> None:
+def test_override_templates_run_sandboxed() -> None:
     from resume_kit.errors import ResumeKitError
 
-    (tmp_path / "brief.md.j2").write_text(
-        "{{ progress.line.__class__.__mro__[1].__subclasses__() }}"
-    )
+    hostile = _repo_template("{{ progress.line.__class__.__mro__[1].__subclasses__() }}")
     # the sandbox refuses, and the refusal is the user's one-line error naming the template
     with pytest.raises(ResumeKitError, match=r"brief\.md\.j2:.*SecurityError"):
-        render(_brief(interrupted), "markdown", 1500, tmp_path)
+        render(_brief(interrupted), "markdown", 1500, hostile)
 
 
 def test_unknown_format_is_refused() -> None:

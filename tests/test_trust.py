@@ -115,16 +115,19 @@ def test_trust_show_lists_without_approving_then_trust_approves(repo: Path, cli)
     shown = cli("trust", "--show")
     assert shown.code == 0, shown.stderr
     assert shown.stdout.splitlines() == ["one: echo one > one.txt", "three: echo three"]
-    assert "2 commands not approved" in shown.stderr
+    assert "2 verify commands not approved" in shown.stderr
     refused = cli("verify-next")
     assert refused.code == 4
     assert not (repo / "one.txt").exists()
 
-    approved = cli("trust")
+    # no terminal here: plain `trust` approves nothing; `--yes` is a person's explicit act
+    assert cli("trust").code == 4
+    assert cli("verify-next").code == 4
+    approved = cli("trust", "--yes")
     assert approved.code == 0, approved.stderr
     assert approved.stdout.splitlines() == ["one: echo one > one.txt", "three: echo three"]
     assert "approved 2 verify commands" in approved.stderr
-    again = cli("trust")
+    again = cli("trust", "--yes")
     assert again.code == 0 and again.stdout == ""
     assert "nothing to approve" in again.stderr
     ran = cli("verify-next")

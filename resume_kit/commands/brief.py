@@ -71,11 +71,48 @@ def _build(
             info(f"resume-kit: {result.note}")
         summary = result.summary
 
-    brief = build_brief(progress, snapshot, findings, summary=summary)
+    brief = build_brief(
+        progress,
+        snapshot,
+        findings,
+        summary=summary,
+        next_approved=_next_approved(layout, progress),
+    )
     budget = max_tokens if max_tokens is not None else config.brief_max_tokens
-    templates_dir = layout.templates if layout.templates.is_dir() else None
-    rendered = render(brief, fmt, budget, templates_dir)
+    rendered = render(brief, fmt, budget, _approved_template(layout.root))
     return rendered.text, rendered, layout
+
+
+def _next_approved(layout: Any, progress: Any) -> bool:
+    """Whether a person approved the next unit's verify command on this machine."""
+    from resume_kit.progress import pick_next
+    from resume_kit.trust import is_trusted
+
+    unit = pick_next(progress)
+    if unit is None or not unit.verify:
+        return True
+    return is_trusted(layout.root, unit.id, unit.verify)
+
+
+def _approved_template(root: Path) -> Any:
+    """The repository's brief template if a person approved its exact content on this
+    machine; else None (the shipped one is used) and one line on stderr saying so."""
+    from resume_kit import repo_template
+    from resume_kit.trust import template_trusted
+
+    found = repo_template.find(root)
+    if found is None:
+        return None
+    if template_trusted(root, found.rel_path, found.sha256):
+        return found
+    from resume_kit.ui import warn
+
+    warn(
+        f"{found.rel_path} is not approved on this machine, so the "
+        "shipped brief template is used; a person must review it and approve it with "
+        "`resume-kit trust`"
+    )
+    return None
 
 
 def _write(text: str, output: Path | None) -> None:

@@ -82,7 +82,7 @@ def run(goal: str | None, import_file: Path | None) -> int:
     if units and not any(u.verify for u in units):
         info(
             "imported units have no verify command yet: add `verify:` to each in progress.yaml, "
-            "then run `resume-kit trust`"
+            "then a person must review them and approve them with `resume-kit trust`"
         )
     info('next: resume-kit add "First unit" --verify "pytest tests/test_first.py"')
     return 0

@@ -49,12 +49,28 @@ def _apply(path: Path, root: Path | None, remove: bool, stop_verify: bool, proje
 def claude(user: bool, remove: bool, stop_verify: bool) -> int:
     from resume_kit.integrations import claude as claude_paths
 
+    root: Path | None = None
     if user:
-        return _apply(claude_paths.user_settings(), None, remove, stop_verify, project=False)
-    from resume_kit.paths import find_layout
+        path = claude_paths.user_settings()
+    else:
+        from resume_kit.paths import find_layout
 
-    root = find_layout().root
-    return _apply(claude_paths.project_settings(root), root, remove, stop_verify, project=True)
+        root = find_layout().root
+        path = claude_paths.project_settings(root)
+    where = _shown(path, root)
+    if remove:
+        denied = claude_paths.remove_deny_rules(path)
+        code = _apply(path, root, remove, stop_verify, project=not user)
+        if denied:
+            out(f"removed the rules denying the agent `resume-kit trust` from {where}")
+        return code
+    code = _apply(path, root, remove, stop_verify, project=not user)
+    if claude_paths.add_deny_rules(path):
+        out(
+            f"added permission rules to {where} that deny the agent `resume-kit trust`: "
+            "approving a command is a person's act"
+        )
+    return code
 
 
 def codex(remove: bool, stop_verify: bool) -> int:
@@ -99,7 +115,7 @@ def _stop_check(cwd: str | None) -> int:
     if check.outcome == "untrusted":
         info(
             f"resume-kit: stop-check: unit {check.unit_id} not checked: its verify command "
-            "is not approved (run `resume-kit trust`)"
+            "is not approved (a person must approve it with `resume-kit trust`)"
         )
         return 0
     if check.outcome != "failed":

@@ -98,7 +98,7 @@ def _require_trusted(layout: Layout, units: list[Unit]) -> None:
             f"{len(refused)} verify {noun} not approved on this machine: "
             f"{_ids([u.id for u in refused])}",
             hint="they did not come from `resume-kit add/plan/init` here (a pull or a hand "
-            "edit?); read them, then run `resume-kit trust` to approve them",
+            "edit?); a person must read them and approve them with `resume-kit trust`",
         )
 
 
@@ -611,7 +611,7 @@ def _print_summary(summary: dict[str, Any], options: _Options) -> None:
             info("hint: add a `verify:` line (a command that exits 0 when the unit is done)")
         elif summary["refused"]:
             info(f"{PROG}: nothing run: not approved: {_ids(summary['refused'])}")
-            info("hint: `resume-kit trust` shows and approves them")
+            info("hint: a person must review them and approve them with `resume-kit trust`")
         else:
             info(f"{PROG}: nothing verifiable: {left} units left, none of them ready")
             info("hint: `resume-kit status` shows why; unblock with `resume-kit start ID`")

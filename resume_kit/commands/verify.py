@@ -159,7 +159,7 @@ def _require_trusted(layout: Layout, units: list[Unit]) -> None:
         f"unit '{first.id}': verify command not approved on this machine{more}: "
         f"{_shown(first.verify or '')}",
         hint="it did not come from `resume-kit add/plan/init` here (a pull or a hand edit?); "
-        "read it, then run `resume-kit trust` to approve it",
+        "a person must read it and approve it with `resume-kit trust`",
     )
 
 
@@ -297,7 +297,10 @@ def _dry_run(layout: Layout, units: list[Unit], json_out: bool, as_list: bool = 
         out(f"{unit.id} — {_shown(unit.title)}")
         out(f"  verify: {_shown(unit.verify or '')}")
         if unit.id in refused:
-            out("  (not approved on this machine yet: `resume-kit trust` shows and approves it)")
+            out(
+                "  (not approved on this machine: a person must review it and approve it "
+                "with `resume-kit trust`)"
+            )
     return EXIT_OK
 
 
