@@ -59,13 +59,13 @@ def claude(user: bool, remove: bool, stop_verify: bool) -> int:
         path = claude_paths.project_settings(root)
     where = _shown(path, root)
     if remove:
-        denied = claude_paths.remove_deny_rules(path)
+        denied = claude_paths.remove_deny_rules(path, root)
         code = _apply(path, root, remove, stop_verify, project=not user)
         if denied:
             out(f"removed the rules denying the agent `resume-kit trust` from {where}")
         return code
     code = _apply(path, root, remove, stop_verify, project=not user)
-    if claude_paths.add_deny_rules(path):
+    if claude_paths.add_deny_rules(path, root):
         out(
             f"added permission rules to {where} that deny the agent `resume-kit trust`: "
             "approving a command is a person's act"

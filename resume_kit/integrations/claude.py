@@ -50,13 +50,13 @@ def _deny_list(data: dict[str, Any], path: Path) -> list[Any] | None:
     return deny
 
 
-def add_deny_rules(path: Path) -> bool:
-    """Add :data:`DENY_RULES` to ``permissions.deny`` in ``path``, keeping everything else;
-    True when the file changed."""
+def add_deny_rules(path: Path, root: Path | None = None) -> bool:
+    """Add :data:`DENY_RULES` to ``permissions.deny`` in ``path`` (a project file when ``root``
+    is its work tree), keeping everything else; True when the file changed."""
     from resume_kit.integrations.settings import read_settings, render
     from resume_kit.store import atomic_write
 
-    current = read_settings(path)
+    current = read_settings(path, root)
     data = dict(current.data)
     deny = _deny_list(data, path)
     missing = [rule for rule in DENY_RULES if rule not in (deny or [])]
@@ -65,17 +65,17 @@ def add_deny_rules(path: Path) -> bool:
     permissions = dict(data.get("permissions") or {})
     permissions["deny"] = [*(deny or []), *missing]
     data["permissions"] = permissions
-    atomic_write(path, render(data, current.indent), mode=current.mode)
+    atomic_write(current.path, render(data, current.indent), mode=current.mode)
     return True
 
 
-def remove_deny_rules(path: Path) -> bool:
+def remove_deny_rules(path: Path, root: Path | None = None) -> bool:
     """Take :data:`DENY_RULES` out of ``path`` (an emptied ``deny`` or ``permissions`` goes
     too, and a file left holding nothing is removed); True when the file changed."""
     from resume_kit.integrations.settings import read_settings, render
     from resume_kit.store import atomic_write
 
-    current = read_settings(path)
+    current = read_settings(path, root)
     if not current.existed:
         return False
     data = dict(current.data)
@@ -93,7 +93,7 @@ def remove_deny_rules(path: Path) -> bool:
     else:
         del data["permissions"]
     if data:
-        atomic_write(path, render(data, current.indent), mode=current.mode)
+        atomic_write(current.path, render(data, current.indent), mode=current.mode)
     else:
-        path.unlink()
+        current.path.unlink()
     return True
