@@ -16,10 +16,13 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from pathlib import Path
-from typing import BinaryIO
 
 from resume_kit.errors import ResumeKitError
+
+TYPE_CHECKING = False  # not typing's: pathlib and typing cost the commit hook ~20 ms
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import BinaryIO
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
@@ -67,6 +70,8 @@ def contained(root: Path, path: Path | str, *, missing_ok: bool = True) -> Path:
 
     Raises :class:`UnsafePath`. ``root`` itself is trusted (the caller resolved it).
     """
+    from pathlib import Path
+
     root = Path(root)
     raw = Path(path)
     if raw.is_absolute():
