@@ -232,16 +232,21 @@ def evidence_ancestry(
     return result, notes
 
 
+MAX_ANCESTRY_BYTES = 16 * 1024 * 1024
+
+
 def _known_ancestors_file(layout: Layout) -> Path | None:
-    return layout.cache / "ancestry.json" if layout.state_dir.is_dir() else None
+    return layout.user_cache / "ancestry.json" if layout.state_dir.is_dir() else None
 
 
 def load_known_ancestors(file: Path | None, head: str | None) -> list[str]:
     """Commits an earlier snapshot found to be ancestors of ``head`` (none for another head)."""
     if file is None or head is None:
         return []
+    from resume_kit.safefs import read_regular
+
     try:
-        data = json.loads(file.read_text(encoding="utf-8"))
+        data = json.loads(read_regular(file, MAX_ANCESTRY_BYTES))
     except (OSError, ValueError):
         return []
     if not isinstance(data, dict) or data.get("head") != head:
@@ -363,7 +368,7 @@ def take_snapshot(
     from resume_kit.hashcache import HashCache
 
     # file hashes by stat data: done units' files and artifacts rarely change between snapshots
-    hashes = HashCache(layout.cache / "hashes.json" if layout.state_dir.is_dir() else None)
+    hashes = HashCache(layout.user_cache / "hashes.json" if layout.state_dir.is_dir() else None)
 
     def read_git() -> dict[str, Any]:
         from resume_kit.workspace.git import read_git_facts
