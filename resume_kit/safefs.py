@@ -147,3 +147,22 @@ def read_regular(path: Path | str, limit: int, *, follow: bool = False) -> bytes
             size = os.fstat(handle.fileno()).st_size
             raise FileTooLarge(path, max(size, len(data)), limit)
     return data
+
+
+def escapes(pattern: str) -> str | None:
+    """Why a path or glob written in config.yaml or a unit obviously leaves the work tree (an
+    absolute path, or a ``..`` that climbs above the root), or None. ``**`` may match no
+    folder, so it climbs nothing back. Paths that leave only through a symlink are caught when
+    read (:func:`contained`)."""
+    text = pattern.replace("\\", "/")
+    if text.startswith("/") or os.path.isabs(pattern) or text[1:3] == ":/":
+        return "is an absolute path"
+    depth = 0
+    for part in text.split("/"):
+        if part == "..":
+            depth -= 1
+            if depth < 0:
+                return "climbs out of the work tree with '..'"
+        elif part not in ("", ".", "**"):
+            depth += 1
+    return None

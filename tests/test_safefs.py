@@ -49,3 +49,12 @@ def test_open_regular_never_follows_a_final_symlink_nor_blocks_on_a_fifo(tmp_pat
         open_regular("/dev/null")
     assert read_regular(tmp_path / "link", 100, follow=True) == b"secret\n"
     assert read_regular(target, 100) == b"secret\n"
+
+
+def test_escapes_names_absolute_and_climbing_patterns() -> None:
+    from resume_kit.safefs import escapes
+
+    for bad in ("/etc/shadow", "x/../../other/*.log", "../a", "**/../x", "*/../../y", "C:/x"):
+        assert escapes(bad) is not None, bad
+    for good in ("*.log", "logs/**/*.log", "a/../b", "./out/x.json", "~/.aws/credentials", "x.."):
+        assert escapes(good) is None, good
