@@ -26,8 +26,12 @@ _BLOCK = 1 << 20
 
 
 def sha256_file(path: str) -> str:
+    """SHA-256 hex of the regular file at ``path``: never follows a final symlink nor blocks
+    (a FIFO or a device raises ``NotARegularFile``, an ``OSError``)."""
+    from resume_kit.safefs import open_regular
+
     digest = hashlib.sha256()
-    with open(path, "rb") as handle:
+    with open_regular(path) as handle:
         for block in iter(lambda: handle.read(_BLOCK), b""):
             digest.update(block)
     return digest.hexdigest()

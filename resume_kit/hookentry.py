@@ -345,13 +345,16 @@ def prepare_commit_msg(args: list[str], worktree: str = ".") -> int:
     if source in SKIPPED_SOURCES:
         return 0
     progress_file = os.path.join(worktree, PROGRESS_PATH)
-    try:
-        with open(progress_file, "rb") as handle:
+    from resume_kit.safefs import open_regular
+
+    try:  # no symlink, no FIFO or device: a commit must never wait on the file
+        with open_regular(progress_file) as handle:
             data = handle.read(4 << 20)
     except FileNotFoundError:
         return 0
     except OSError as exc:
-        warn(f"no {TRAILER_KEY} trailer: cannot read {PROGRESS_PATH}: {exc.strerror}")
+        why = exc.strerror or str(exc)
+        warn(f"no {TRAILER_KEY} trailer: cannot read {PROGRESS_PATH}: {why}")
         return 0
     if b"in_progress" not in data:
         return 0

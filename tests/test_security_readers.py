@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import zlib
 from pathlib import Path
 
@@ -179,3 +180,145 @@ def test_the_hook_finds_the_cache_the_cli_wrote_in_a_linked_worktree(tmp_path: P
         layout = find_layout(tree)
         expected = layout.user_cache / hookentry.IN_PROGRESS_NAME
         assert hookentry.in_progress_file(str(tree)) == str(expected)
+
+
+# --------------------------------------------------------------------------- item 9: no hangs
+
+PROMPT_S = 20  # a hung reader waits forever; every command here takes well under a second
+
+
+HANG_PROGRESS = (
+    "schema_version: 1\n"
+    "goal: g\n"
+    "units:\n"
+    "  - id: build\n"
+    "    title: Build\n"
+    "    status: in_progress\n"
+    "    verify: 'true'\n"
+    "    files: ['src/*.py']\n"
+    "    artifacts: ['out/result.bin']\n"
+)
+
+
+def _special_clone(tmp_path: Path) -> tuple[Path, list[Path]]:
+    """A clone whose committed symlinks point at devices and at FIFOs that appear after the
+    clone (git cannot commit a FIFO, but a link can name one that is made later)."""
+    links = {
+        ".resume-kit/cache/progress.json": "/dev/ptmx",
+        ".resume-kit/cache/in-progress": "/dev/tty",
+        ".resume-kit/cache/hashes.json": "../../fifo-cache",
+        ".resume-kit/cache/ancestry.json": "../../fifo-cache",
+        ".resume-kit/snapshots/99999999T999999Z-zzzz.json": "../../fifo-snapshot",
+        "app.log": "fifo-log",
+        "logs/ptmx.log": "/dev/ptmx",
+        ".pytest_cache/v/cache/lastfailed": "../../../fifo-pytest",
+        "out/result.bin": "../fifo-artifact",
+        "src/a.py": "../fifo-source",
+    }
+    clone = hostile_clone(
+        tmp_path,
+        {
+            ".resume-kit/progress.yaml": HANG_PROGRESS,
+            ".resume-kit/config.yaml": "artifacts: ['out/*.bin']\n",
+        },
+        symlinks=links,
+    )
+    fifos = [
+        clone / name
+        for name in ("fifo-cache", "fifo-snapshot", "fifo-log", "fifo-pytest", "fifo-artifact")
+    ]
+    fifos.append(clone / "fifo-source")
+    for fifo in fifos:
+        os.mkfifo(fifo)
+    return clone, fifos
+
+
+def _hook_stdin(clone: Path, transcript: Path | None = None) -> str:
+    payload = {"hook_event_name": "SessionStart", "source": "startup", "cwd": str(clone)}
+    if transcript is not None:
+        payload["transcript_path"] = str(transcript)
+    return json.dumps(payload)
+
+
+def test_devices_and_fifos_in_the_repository_never_hang_a_command(tmp_path: Path) -> None:
+    clone, _ = _special_clone(tmp_path)
+    for args in (
+        ["status"],
+        ["snapshot"],
+        ["brief"],
+        ["trust", "--show"],
+        ["verify-next", "--dry-run"],
+    ):
+        result = run_user(*args, cwd=clone, timeout=PROMPT_S)
+        assert result.code in (0, 4), (args, result.stderr)
+        assert "Traceback" not in result.stderr
+    hook = run_user(
+        "brief",
+        "--format",
+        "claude-hook",
+        cwd=clone,
+        input=_hook_stdin(clone, clone / "fifo-log"),
+        timeout=PROMPT_S,
+    )
+    assert hook.code == 0, hook.stderr
+    assert json.loads(hook.stdout)  # the agent still gets its brief
+    snap = run_user("snapshot", "--json", cwd=clone, timeout=PROMPT_S)
+    data = json.loads(snap.stdout)
+    assert [log["path"] for log in data["logs"]] == []
+    assert data["tests"]["pytest_last_failed"] == []
+    assert data["artifacts"] == []
+    notes = "\n".join(data["notes"])
+    assert "app.log" in notes and "logs/ptmx.log" in notes and "out/result.bin" in notes
+
+
+def test_a_fifo_progress_file_never_hangs_a_commit(tmp_path: Path) -> None:
+    clone = hostile_clone(
+        tmp_path,
+        {"README.md": "x\n", ".resume-kit/config.yaml": "keep_snapshots: 3\n"},
+        symlinks={".resume-kit/progress.yaml": "../fifo"},
+    )
+    assert run_user("hook", "install", cwd=clone, timeout=PROMPT_S).code == 0
+    os.mkfifo(clone / "fifo")
+    (clone / "work.txt").write_text("work\n")
+    user_git(clone, "add", "work.txt")
+    proc = user_git(clone, "commit", "-q", "-m", "work", timeout=PROMPT_S)
+    assert proc.returncode == 0, proc.stderr
+    # the hook's own entry, as the git hook runs it when the installed interpreter is gone
+    message = tmp_path / "MSG"
+    message.write_text("more work\n")
+    entry = run_user("hook", "run", "prepare-commit-msg", str(message), cwd=clone, timeout=PROMPT_S)
+    assert entry.code == 0
+    assert entry.stderr.count("\n") == 1 and "progress.yaml" in entry.stderr
+    assert message.read_text() == "more work\n"
+    status = run_user("status", cwd=clone, timeout=PROMPT_S)
+    assert status.code == 2
+    assert len(status.stderr.strip().splitlines()) <= 2  # the error and its hint
+    assert "not a regular file" in status.stderr or "symlink" in status.stderr
+
+
+def test_a_fifo_config_file_is_one_line_not_a_hang(tmp_path: Path) -> None:
+    clone = hostile_clone(
+        tmp_path,
+        {".resume-kit/progress.yaml": HANG_PROGRESS},
+        symlinks={".resume-kit/config.yaml": "../fifo"},
+    )
+    os.mkfifo(clone / "fifo")
+    result = run_user("brief", cwd=clone, timeout=PROMPT_S)
+    assert result.code == 2
+    assert "config.yaml" in result.stderr and "Traceback" not in result.stderr
+    hook = run_user(
+        "brief", "--format", "claude-hook", cwd=clone, input=_hook_stdin(clone), timeout=PROMPT_S
+    )
+    assert hook.code == 0
+    assert len(hook.stderr.strip().splitlines()) == 1
+
+
+def test_a_fifo_trust_file_never_hangs(tmp_path: Path, isolated_home: Path) -> None:
+    clone = hostile_clone(tmp_path, {".resume-kit/progress.yaml": HANG_PROGRESS})
+    trust = isolated_home / ".local" / "share" / "resume-kit" / "trust.json"
+    trust.parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(trust)
+    for args in (["trust", "--show"], ["status"], ["verify-next", "--dry-run"], ["brief"]):
+        result = run_user(*args, cwd=clone, timeout=PROMPT_S)
+        assert "Traceback" not in result.stderr, args
+        assert result.code in (0, 2, 4), (args, result.stderr)
