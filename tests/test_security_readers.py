@@ -322,3 +322,17 @@ def test_a_fifo_trust_file_never_hangs(tmp_path: Path, isolated_home: Path) -> N
         result = run_user(*args, cwd=clone, timeout=PROMPT_S)
         assert "Traceback" not in result.stderr, args
         assert result.code in (0, 2, 4), (args, result.stderr)
+
+
+def test_a_lock_file_that_is_a_fifo_never_hangs(tmp_path: Path) -> None:
+    clone = hostile_clone(
+        tmp_path,
+        {".resume-kit/progress.yaml": HANG_PROGRESS.replace("in_progress", "todo")},
+        symlinks={".resume-kit/progress.yaml.lock": "../fifo"},
+    )
+    os.mkfifo(clone / "fifo")
+    result = run_user(
+        "start", "build", cwd=clone, env={"RESUME_KIT_LOCK_TIMEOUT": "0.5"}, timeout=PROMPT_S
+    )
+    assert result.code != 0 and "Traceback" not in result.stderr
+    assert "lock" in result.stderr
