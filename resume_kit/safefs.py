@@ -154,8 +154,8 @@ def escapes(pattern: str) -> str | None:
     absolute path, or a ``..`` that climbs above the root), or None. ``**`` may match no
     folder, so it climbs nothing back. Paths that leave only through a symlink are caught when
     read (:func:`contained`)."""
-    text = pattern.replace("\\", "/")
-    if text.startswith("/") or os.path.isabs(pattern) or text[1:3] == ":/":
+    text = pattern.replace("\\", "/") if os.sep == "\\" else pattern
+    if text.startswith("/") or os.path.isabs(pattern) or (os.sep == "\\" and text[1:3] == ":/"):
         return "is an absolute path"
     depth = 0
     for part in text.split("/"):

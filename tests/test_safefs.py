@@ -54,9 +54,17 @@ def test_open_regular_never_follows_a_final_symlink_nor_blocks_on_a_fifo(tmp_pat
 def test_escapes_names_absolute_and_climbing_patterns() -> None:
     from resume_kit.safefs import escapes
 
-    for bad in ("/etc/shadow", "x/../../other/*.log", "../a", "**/../x", "*/../../y", "C:/x"):
+    for bad in ("/etc/shadow", "x/../../other/*.log", "../a", "**/../x", "*/../../y"):
         assert escapes(bad) is not None, bad
-    for good in ("*.log", "logs/**/*.log", "a/../b", "./out/x.json", "~/.aws/credentials", "x.."):
+    for good in (
+        "*.log",
+        "logs/**/*.log",
+        "a/../b",
+        "./out/x.json",
+        "~/.aws/credentials",
+        "x..",
+        "\\",
+    ):
         assert escapes(good) is None, good
 
 
