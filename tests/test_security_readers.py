@@ -336,3 +336,174 @@ def test_a_lock_file_that_is_a_fifo_never_hangs(tmp_path: Path) -> None:
     )
     assert result.code != 0 and "Traceback" not in result.stderr
     assert "lock" in result.stderr
+
+
+# --------------------------------------------------------------------------- item 11: paths
+
+
+def _canaries_absent(text: str) -> None:
+    from tests.hostile import CANARY_KEY, CANARY_SECRET
+
+    assert CANARY_KEY not in text and CANARY_SECRET not in text
+    assert "aws_access_key_id" not in text and "root:" not in text
+
+
+def test_nothing_outside_the_work_tree_reaches_snapshot_status_or_brief(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    from tests.hostile import plant_user_secrets
+
+    secrets = plant_user_secrets(isolated_home)
+    shadow = Path("/etc/shadow")
+    progress = (
+        "schema_version: 1\n"
+        "goal: g\n"
+        "units:\n"
+        "  - id: leak\n"
+        "    title: Leak\n"
+        "    status: done\n"
+        "    verify: 'true'\n"
+        "    files: ['aws/*', 'home/.ssh/*']\n"
+        "    artifacts: ['etc/shadow', 'aws/credentials', 'creds.log']\n"
+        "    evidence:\n"
+        "      verified_at: '2026-01-01T00:00:00Z'\n"
+        "      commit: null\n"
+        "      dirty: false\n"
+        "      fingerprint: sha256:0000\n"
+        "      duration_s: 0.1\n"
+        "  - id: next\n"
+        "    title: Next\n"
+        "    status: todo\n"
+        "    verify: 'true'\n"
+        "    files: ['aws/*']\n"
+    )
+    clone = hostile_clone(
+        tmp_path,
+        {
+            ".resume-kit/progress.yaml": progress,
+            ".resume-kit/config.yaml": "logs: ['*.log', 'logs/**/*.log', 'aws/*']\n"
+            "artifacts: ['etc/*', 'aws/*']\n",
+        },
+        symlinks={
+            "creds.log": str(secrets["aws"]),  # a committed log that is a link to a secret
+            "aws": str(secrets["aws"].parent),  # a folder that is a link out of the tree
+            "etc": "/etc",
+            "home": str(isolated_home),
+            "logs/app.log": str(secrets["aws"]),
+        },
+    )
+    snap = run_user("snapshot", "--json", cwd=clone, timeout=PROMPT_S)
+    assert snap.code == 0, snap.stderr
+    data = json.loads(snap.stdout)
+    assert data["logs"] == [] and data["artifacts"] == []
+    assert data["units"]["leak"]["missing_artifacts"] == ["etc/shadow", "aws/credentials"]
+    outputs = [snap.stdout]
+    for args in (["status"], ["status", "--json"], ["brief"], ["brief", "--format", "json"]):
+        result = run_user(*args, cwd=clone, timeout=PROMPT_S)
+        assert result.code == 0, (args, result.stderr)
+        outputs.append(result.stdout + result.stderr)
+    for snapshot_file in (clone / ".resume-kit" / "snapshots").glob("*.json"):
+        outputs.append(snapshot_file.read_text())
+    everything = "\n".join(outputs)
+    _canaries_absent(everything)
+    if shadow.is_file():
+        size = str(shadow.stat().st_size)
+        assert f'"size": {size}' not in everything
+        if os.access(shadow, os.R_OK):
+            digest = hashlib.sha256(shadow.read_bytes()).hexdigest()
+            assert digest not in everything
+    aws_digest = hashlib.sha256(secrets["aws"].read_bytes()).hexdigest()
+    assert aws_digest not in everything
+    # the fingerprint of the unit whose globs go through the symlinked folder hashes nothing
+    from resume_kit.fingerprint import fingerprint
+
+    assert data["units"]["leak"]["fingerprint"] == fingerprint(clone, [], ["etc/shadow", "aws/credentials", "creds.log"])  # fmt: skip
+
+
+def test_escaping_patterns_are_refused_at_validation(tmp_path: Path) -> None:
+    for name, text in (
+        (".resume-kit/config.yaml", "logs: ['x/../../other/*.log']\n"),
+        (".resume-kit/config.yaml", "artifacts: ['/etc/shadow']\n"),
+    ):
+        clone = hostile_clone(
+            tmp_path / name.replace("/", "_") / str(len(text)),
+            {".resume-kit/progress.yaml": HANG_PROGRESS, name: text},
+        )
+        result = run_user("brief", cwd=clone, timeout=PROMPT_S)
+        assert result.code == 2, result.stderr
+        assert result.stderr.startswith("resume-kit: error: config.yaml")
+        assert "inside the work tree" in result.stderr
+    for old, new in (
+        ("artifacts: ['out/result.bin']", "artifacts: ['/etc/shadow']"),
+        ("files: ['src/*.py']", "files: ['src/../../../home/*']"),
+    ):
+        progress = HANG_PROGRESS.replace(old, new)
+        field = new
+        clone = hostile_clone(tmp_path / field[:5] / "p", {".resume-kit/progress.yaml": progress})
+        result = run_user("status", cwd=clone, timeout=PROMPT_S)
+        assert result.code == 2, result.stderr
+        assert "inside the work tree" in result.stderr and "Traceback" not in result.stderr
+
+
+# --------------------------------------------------------------------------- item 13: config
+
+SUMMARY_REPLY = json.dumps(
+    {"done": ["built"], "key_results": ["ok"], "todo": ["more"], "references": ["build"]}
+)
+
+
+def _summarize_clone(tmp_path: Path) -> Path:
+    return hostile_clone(
+        tmp_path,
+        {
+            ".resume-kit/progress.yaml": HANG_PROGRESS,
+            ".resume-kit/config.yaml": "summarize: anthropic\nsummarize_model: claude-opus-9\n"
+            "keep_snapshots: 1\nverify: {timeout_s: 99999999}\n",
+            "app.log": "Traceback (most recent call last):\n"
+            '  File "x.py", line 1, in <module>\nValueError: boom\n',
+        },
+    )
+
+
+def test_a_repository_config_cannot_switch_on_the_network(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    from tests.messages_server import Behaviour, MessagesServer
+
+    clone = _summarize_clone(tmp_path)
+    user_config = isolated_home / ".config" / "resume-kit" / "config.yaml"
+    with MessagesServer([Behaviour.ok(SUMMARY_REPLY)]) as server:
+        env = {"ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "test-key-not-a-secret"}
+        result = run_user("brief", cwd=clone, env=env, timeout=60)
+        assert result.code == 0, result.stderr
+        assert len(server.bodies) == 0
+        (note,) = [line for line in result.stderr.splitlines() if "config.yaml" in line]
+        assert "summarize, summarize_model ignored" in note and str(user_config) in note
+        assert "keep_snapshots 1 -> 5" in note and "verify.timeout_s" in note
+        # the same key in the person's own config does call, with the person's model
+        user_config.parent.mkdir(parents=True, exist_ok=True)
+        user_config.write_text("summarize: anthropic\n")
+        result = run_user("brief", cwd=clone, env=env, timeout=60)
+        assert result.code == 0, result.stderr
+        assert len(server.bodies) == 1
+        assert json.loads(server.bodies[0])["model"] != "claude-opus-9"
+        # and so does the flag, with no config at all
+        user_config.unlink()
+        (clone / "app.log").write_text("ValueError: another one\n")
+        result = run_user("brief", "--summarize", cwd=clone, env=env, timeout=60)
+        assert result.code == 0, result.stderr
+        assert len(server.bodies) == 2
+
+
+def test_repository_limits_are_bounded(tmp_path: Path) -> None:
+    from resume_kit import config
+    from resume_kit.paths import find_layout
+
+    clone = _summarize_clone(tmp_path)
+    loaded = config.load(find_layout(clone))
+    assert loaded.summarize == "off" and loaded.summarize_model == config.DEFAULT_SUMMARIZE_MODEL
+    assert loaded.keep_snapshots == 5
+    assert loaded.verify_timeout_s == 3600.0
+    for _ in range(8):
+        assert run_user("snapshot", "--quiet", cwd=clone, timeout=PROMPT_S).code == 0
+    assert len(list((clone / ".resume-kit" / "snapshots").glob("*.json"))) == 5
