@@ -487,6 +487,10 @@ def test_a_repository_config_cannot_switch_on_the_network(
         assert result.code == 0, result.stderr
         assert len(server.bodies) == 1
         assert json.loads(server.bodies[0])["model"] != "claude-opus-9"
+        # its answer is cached where a clone cannot plant one
+        assert not (clone / ".resume-kit" / "cache" / "summaries").exists()
+        cached = list((isolated_home / ".cache" / "resume-kit").glob("worktrees/*/summaries/*"))
+        assert len(cached) == 1
         # and so does the flag, with no config at all
         user_config.unlink()
         (clone / "app.log").write_text("ValueError: another one\n")
