@@ -28,6 +28,8 @@ _EXCLUDED_TOP = (".git", ".resume-kit")
 def file_digest(path: Path, cache: HashCache | None = None) -> str:
     """sha256 of a file's bytes (of the link text for a symlink), streamed in 1 MiB blocks;
     with ``cache``, a regular file whose stat data is unchanged is not read again."""
+    from resume_kit.safefs import open_regular
+
     digest = hashlib.sha256()
     if cache is not None:
         info = os.lstat(path)
@@ -36,7 +38,7 @@ def file_digest(path: Path, cache: HashCache | None = None) -> str:
     if path.is_symlink():
         digest.update(b"symlink:" + os.fsencode(os.readlink(path)))
         return digest.hexdigest()
-    with path.open("rb") as handle:
+    with open_regular(path) as handle:  # never follows a link, never blocks on a FIFO
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
@@ -72,17 +74,26 @@ def _file_or_link(full: str) -> os.stat_result | None:
     return None  # a directory, fifo, device...: is_file() is false too
 
 
-def expand_globs(root: Path, patterns: Iterable[str]) -> list[str]:
-    """Files (relative, forward slashes) under ``root`` matching any pattern; ``**`` recurses."""
+def expand_globs(
+    root: Path, patterns: Iterable[str], folders: dict[str, bool] | None = None
+) -> list[str]:
+    """Files (relative, forward slashes) under ``root`` matching any pattern; ``**`` recurses.
+
+    Only paths that stay below ``root`` with no symlinked folder on the way (safefs.inside):
+    a pattern through ``out -> /etc`` or with ``..`` above the root matches nothing."""
+    from resume_kit.safefs import inside
+
     found: set[str] = set()
     base = str(root)
+    memo: dict[str, bool] = {} if folders is None else folders
     for pattern in patterns:
         if os.path.isabs(pattern) or pattern.startswith(".."):
             continue
         if pattern and not pattern.endswith(("/", os.sep)) and not glob.has_magic(pattern):
             # a plain path (the common case): what iglob would yield, without its machinery
             rel = _posix(pattern)
-            if not _excluded(rel) and _file_or_link(os.path.join(base, rel)) is not None:
+            full = inside(base, rel, memo)
+            if not _excluded(rel) and full is not None and _file_or_link(full) is not None:
                 found.add(rel)
             continue
         matches = (
@@ -94,8 +105,8 @@ def expand_globs(root: Path, patterns: Iterable[str]) -> list[str]:
             rel = Path(match).as_posix()
             if _excluded(rel):
                 continue
-            full = root / rel
-            if full.is_file() or full.is_symlink():
+            safe = inside(base, rel, memo)
+            if safe is not None and _file_or_link(safe) is not None:
                 found.add(rel)
     return sorted(found)
 
@@ -183,14 +194,25 @@ def _digest_or_missing(full: str, cache: HashCache | None) -> str:
 
 
 def fingerprint(
-    root: Path, files: Iterable[str], artifacts: Iterable[str], cache: HashCache | None = None
+    root: Path,
+    files: Iterable[str],
+    artifacts: Iterable[str],
+    cache: HashCache | None = None,
+    folders: dict[str, bool] | None = None,
 ) -> str:
+    """``folders``: the folder checks of :func:`resume_kit.safefs.inside`, shared by callers
+    that fingerprint many units. An artifact outside the tree or through a symlinked folder
+    counts as missing: nothing outside the work tree is ever read."""
+    from resume_kit.safefs import inside
+
     base = str(root)
+    memo: dict[str, bool] = {} if folders is None else folders
     entries: dict[str, str] = {}
-    for rel in expand_globs(root, files):
+    for rel in expand_globs(root, files, memo):
         entries[rel] = _digest_or_missing(os.path.join(base, rel), cache)
     for artifact in artifacts:
         rel = _posix(artifact)
-        entries[rel] = _digest_or_missing(os.path.join(base, rel), cache)
+        full = inside(base, rel, memo)
+        entries[rel] = MISSING if full is None else _digest_or_missing(full, cache)
     canonical = json.dumps(sorted(entries.items()), separators=(",", ":"), ensure_ascii=False)
     return "sha256:" + hashlib.sha256(canonical.encode("utf-8", "surrogateescape")).hexdigest()

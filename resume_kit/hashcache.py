@@ -3,7 +3,7 @@
 A snapshot hashes every done unit's files and artifacts; on a workspace with thousands of
 done units that is most of a brief's time, although almost none of those files changed since
 the last brief. :class:`HashCache` keeps ``sha256`` hex digests in
-``.resume-kit/cache/hashes.json`` keyed by the path and its (size, mtime_ns, ctime_ns, inode,
+``hashes.json`` in the work tree's user cache folder (``Layout.user_cache``) keyed by the path and its (size, mtime_ns, ctime_ns, inode,
 device): any write to a file changes its ctime, so a hit is the hash of the current content.
 A file whose mtime or ctime is less than :data:`RACY_S` seconds old is hashed but not
 remembered: a write still to come could land within the same timestamp tick. The cache is only an accelerator: a missing,
@@ -20,13 +20,18 @@ import time
 from pathlib import Path
 
 FORMAT = 1
+MAX_CACHE_BYTES = 256 * 1024 * 1024
 RACY_S = 2.0
 _BLOCK = 1 << 20
 
 
 def sha256_file(path: str) -> str:
+    """SHA-256 hex of the regular file at ``path``: never follows a final symlink nor blocks
+    (a FIFO or a device raises ``NotARegularFile``, an ``OSError``)."""
+    from resume_kit.safefs import open_regular
+
     digest = hashlib.sha256()
-    with open(path, "rb") as handle:
+    with open_regular(path) as handle:
         for block in iter(lambda: handle.read(_BLOCK), b""):
             digest.update(block)
     return digest.hexdigest()
@@ -46,8 +51,10 @@ class HashCache:
         self._new: dict[str, list[object]] = {}
         self._changed = False
         if file is not None:
+            from resume_kit.safefs import read_regular
+
             with contextlib.suppress(OSError, ValueError, AttributeError):
-                data = json.loads(file.read_text(encoding="utf-8"))
+                data = json.loads(read_regular(file, MAX_CACHE_BYTES))
                 if data.get("format") == FORMAT and isinstance(data.get("entries"), dict):
                     self._old = data["entries"]
         self._now_ns = time.time_ns()

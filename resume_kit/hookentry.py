@@ -15,7 +15,8 @@ import sys
 PROGRESS_PATH = os.path.join(".resume-kit", "progress.yaml")
 # The unit in progress as the CLI last read it, keyed by the progress file's exact bytes (size
 # and CRC-32): a commit right after verify-next then skips scanning a file of 10,000 units.
-IN_PROGRESS_CACHE = os.path.join(".resume-kit", "cache", "in-progress")
+# It lives in the user's cache folder (resume_kit.cachedir), never in the repository.
+IN_PROGRESS_NAME = "in-progress"
 _CACHE_HEADER = "resume-kit in-progress 1"
 TRAILER_KEY = "Resume-Unit"
 SKIPPED_SOURCES = ("merge", "squash", "template")
@@ -206,12 +207,34 @@ def content_key(data: bytes) -> str:
     return f"{len(data)} {zlib.crc32(data):08x}"
 
 
+def in_progress_file(worktree: str) -> str | None:
+    """The in-progress cache of the work tree at ``worktree`` (what ``Layout.user_cache``
+    names), found without running git; None outside a work tree."""
+    from resume_kit.cachedir import worktree_cache
+
+    git_dir = git_dir_of(worktree)
+    if git_dir is None:
+        return None
+    common = git_dir
+    try:  # a linked worktree's git dir names the shared one
+        with open(os.path.join(git_dir, "commondir"), encoding="utf-8") as handle:
+            common = os.path.join(git_dir, handle.readline().strip())
+    except OSError:
+        pass
+    folder = worktree_cache(os.path.realpath(worktree), os.path.realpath(common))
+    return os.path.join(folder, IN_PROGRESS_NAME)
+
+
 def cached_unit_in_progress(worktree: str, data: bytes) -> str | None:
     """The unit id the cache holds for exactly these progress-file bytes ("" when none is in
     progress), or None when the cache is missing, damaged or about other bytes."""
+    path = in_progress_file(worktree)
+    if path is None:
+        return None
+    from resume_kit.safefs import read_regular
+
     try:
-        with open(os.path.join(worktree, IN_PROGRESS_CACHE), encoding="utf-8") as handle:
-            lines = handle.read(4096).split("\n")
+        lines = read_regular(path, 4096).decode("utf-8").split("\n")
     except (OSError, UnicodeDecodeError):
         return None
     if len(lines) != 4 or lines[0] != _CACHE_HEADER or lines[3] != "":
@@ -222,13 +245,12 @@ def cached_unit_in_progress(worktree: str, data: bytes) -> str | None:
     return unit_id if unit_id == "" or valid_unit_id(unit_id) else None
 
 
-def write_unit_in_progress(worktree: str, data: bytes, unit_id: str | None) -> None:
-    """Record ``unit_id`` (None: no unit in progress) for these progress-file bytes. A cache,
-    not state: written without fsync, and any failure is ignored."""
-    path = os.path.join(worktree, IN_PROGRESS_CACHE)
+def write_unit_in_progress(path: str, data: bytes, unit_id: str | None) -> None:
+    """Record at ``path`` (the CLI's ``Layout.user_cache / IN_PROGRESS_NAME``) that ``unit_id``
+    (None: no unit) is in progress in these progress-file bytes. A cache, not state: written
+    without fsync, and any failure is ignored."""
     tmp = f"{path}.{os.getpid()}.tmp"
     try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(tmp, "w", encoding="utf-8") as handle:
             handle.write(f"{_CACHE_HEADER}\n{content_key(data)}\n{unit_id or ''}\n")
         os.replace(tmp, path)
@@ -323,13 +345,16 @@ def prepare_commit_msg(args: list[str], worktree: str = ".") -> int:
     if source in SKIPPED_SOURCES:
         return 0
     progress_file = os.path.join(worktree, PROGRESS_PATH)
-    try:
-        with open(progress_file, "rb") as handle:
+    from resume_kit.safefs import open_regular
+
+    try:  # no symlink, no FIFO or device: a commit must never wait on the file
+        with open_regular(progress_file) as handle:
             data = handle.read(4 << 20)
     except FileNotFoundError:
         return 0
     except OSError as exc:
-        warn(f"no {TRAILER_KEY} trailer: cannot read {PROGRESS_PATH}: {exc.strerror}")
+        why = exc.strerror or str(exc)
+        warn(f"no {TRAILER_KEY} trailer: cannot read {PROGRESS_PATH}: {why}")
         return 0
     if b"in_progress" not in data:
         return 0

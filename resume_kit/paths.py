@@ -71,12 +71,22 @@ class Layout:
 
     @property
     def cache(self) -> Path:
+        """The repository's ``cache/`` folder: arrives with a clone, so no cache is read from
+        it (see :attr:`user_cache`)."""
         return self._state("cache")
 
     @property
     def running(self) -> Path:
         """Where the claims of units being verified are held (``<id>.lock``)."""
         return self._state("running")
+
+    @property
+    def user_cache(self) -> Path:
+        """This work tree's cache folder in the user's cache directory (created 0700): the
+        one place for caches that decide what runs or what the brief says."""
+        from resume_kit.cachedir import ensure_private, worktree_cache
+
+        return Path(ensure_private(worktree_cache(str(self.root), str(self.git_common_dir))))
 
     @property
     def gitignore(self) -> Path:

@@ -24,6 +24,7 @@ from resume_kit.progress_yaml import (
 from resume_kit.store import FileLock, atomic_write, ensure_gitignore, keep_history
 
 MAX_FILE_BYTES = 16 * 1024 * 1024
+MAX_CACHE_BYTES = 8 * MAX_FILE_BYTES  # the JSON of a 16 MiB file's model is well below this
 
 
 @dataclass
@@ -116,8 +117,9 @@ def read_text(path: Path) -> str:
 
 
 # The parsed-model cache: reading a large progress file through a YAML parser costs far more
-# than the brief's budget, so the validated data is kept in .resume-kit/cache/, keyed by the
-# SHA-256 of the exact text (any edit, by anyone, misses the cache).
+# than the brief's budget, so the validated data is kept in the work tree's folder of the user's
+# cache (Layout.user_cache, never the repository: a clone could ship a forged one), keyed by
+# the SHA-256 of the exact text (any edit, by anyone, misses the cache).
 _CACHE_FORMAT = 1
 
 
@@ -128,14 +130,16 @@ def _digest(text: str) -> str:
 
 
 def _cache_file(layout: Layout) -> Path:
-    return layout.cache / "progress.json"
+    return layout.user_cache / "progress.json"
 
 
 def _read_cache(layout: Layout, digest: str) -> dict[str, Any] | None:
     import json
 
+    from resume_kit.safefs import read_regular
+
     try:
-        cached = json.loads(_cache_file(layout).read_text(encoding="utf-8"))
+        cached = json.loads(read_regular(_cache_file(layout), MAX_CACHE_BYTES))
     except (OSError, ValueError):
         return None
     if (
@@ -159,7 +163,10 @@ def _write_cache(layout: Layout, digest: str, data: dict[str, Any], text: str) -
     _write_unit_in_progress(layout, data, text)
 
 
-IN_PROGRESS_CACHE = ".resume-kit/cache/in-progress"  # hookentry.IN_PROGRESS_CACHE
+def _in_progress_file(layout: Layout) -> Path:
+    from resume_kit.hookentry import IN_PROGRESS_NAME
+
+    return layout.user_cache / IN_PROGRESS_NAME
 
 
 def _write_unit_in_progress(layout: Layout, data: dict[str, Any], text: str) -> None:
@@ -167,7 +174,7 @@ def _write_unit_in_progress(layout: Layout, data: dict[str, Any], text: str) -> 
     from resume_kit.hookentry import write_unit_in_progress
 
     first = next((u["id"] for u in data.get("units", []) if u.get("status") == "in_progress"), None)
-    write_unit_in_progress(str(layout.root), text.encode("utf-8"), first)
+    write_unit_in_progress(str(_in_progress_file(layout)), text.encode("utf-8"), first)
 
 
 def _parse_fast(text: str) -> Any:
@@ -243,7 +250,7 @@ def load(layout: Layout) -> ProgressDoc:
         if model is None:
             with contextlib.suppress(ProgressFileError):
                 model = validate(cached, path.name)
-        if model is not None and not (layout.root / IN_PROGRESS_CACHE).exists():
+        if model is not None and not _in_progress_file(layout).exists():
             _write_unit_in_progress(layout, cached, text)
     if model is None:
         model = parse_and_validate(text, path.name)

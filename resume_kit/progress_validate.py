@@ -121,6 +121,20 @@ def _str_list(value: Any, what: str, line: int | None, problems: _Problems) -> l
     return [str(v) for v in value]
 
 
+def _paths(value: Any, what: str, line: int | None, problems: _Problems) -> list[str]:
+    """A unit's ``files`` or ``artifacts``: strings that stay inside the work tree."""
+    from resume_kit.safefs import escapes
+
+    paths = _str_list(value, what, line, problems)
+    for path in paths:
+        reason = escapes(path)
+        if reason is not None:
+            problems.add(
+                line, f"{what}: '{_shown(path)}' {reason}; paths must stay inside the work tree"
+            )
+    return paths
+
+
 def _nested_mapping(
     raw: Any, name: str, allowed: tuple[str, ...], label: str, line: int | None, problems: _Problems
 ) -> bool:
@@ -238,8 +252,8 @@ def _unit(raw: Any, index: int, problems: _Problems) -> Unit | None:
         title=title,
         status=cast(Status, status),
         verify=verify,
-        files=_str_list(raw.get("files"), f"{label}: files", _line_of(raw, "files"), problems),
-        artifacts=_str_list(
+        files=_paths(raw.get("files"), f"{label}: files", _line_of(raw, "files"), problems),
+        artifacts=_paths(
             raw.get("artifacts"), f"{label}: artifacts", _line_of(raw, "artifacts"), problems
         ),
         after=_str_list(raw.get("after"), f"{label}: after", _line_of(raw, "after"), problems),

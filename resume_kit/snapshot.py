@@ -232,16 +232,21 @@ def evidence_ancestry(
     return result, notes
 
 
+MAX_ANCESTRY_BYTES = 16 * 1024 * 1024
+
+
 def _known_ancestors_file(layout: Layout) -> Path | None:
-    return layout.cache / "ancestry.json" if layout.state_dir.is_dir() else None
+    return layout.user_cache / "ancestry.json" if layout.state_dir.is_dir() else None
 
 
 def load_known_ancestors(file: Path | None, head: str | None) -> list[str]:
     """Commits an earlier snapshot found to be ancestors of ``head`` (none for another head)."""
     if file is None or head is None:
         return []
+    from resume_kit.safefs import read_regular
+
     try:
-        data = json.loads(file.read_text(encoding="utf-8"))
+        data = json.loads(read_regular(file, MAX_ANCESTRY_BYTES))
     except (OSError, ValueError):
         return []
     if not isinstance(data, dict) or data.get("head") != head:
@@ -271,23 +276,28 @@ def unit_fingerprints(
     """The first half of :func:`units_summary`, which needs no git: status, and for done
     units the current fingerprint (None without evidence) and missing artifacts."""
     from resume_kit.fingerprint import fingerprint
+    from resume_kit.safefs import inside
 
     root = layout.root
     base = str(root)
     memo: dict[tuple[tuple[str, ...], tuple[str, ...]], str] = {}
+    folders: dict[str, bool] = {}  # folder prefixes checked for symlinks, shared by all units
+
+    def present(artifact: str) -> bool:
+        full = inside(base, as_posix(artifact), folders)
+        return full is not None and os.path.lexists(full)
+
     summary: dict[str, dict[str, Any]] = {}
     for unit in progress.units:
         entry: dict[str, Any] = {"status": unit.status}
         if unit.status == "done":
-            entry["missing_artifacts"] = [
-                a for a in unit.artifacts if not os.path.lexists(os.path.join(base, as_posix(a)))
-            ]
+            entry["missing_artifacts"] = [a for a in unit.artifacts if not present(a)]
             current: str | None = None
             if unit.evidence is not None:
                 key = (tuple(unit.files), tuple(unit.artifacts))
                 if key not in memo:
                     try:
-                        memo[key] = fingerprint(root, unit.files, unit.artifacts, hashes)
+                        memo[key] = fingerprint(root, unit.files, unit.artifacts, hashes, folders)
                     except Exception as exc:
                         notes.append(_note_for(f"fingerprint of {unit.id}", exc))
                         memo[key] = ""
@@ -363,7 +373,7 @@ def take_snapshot(
     from resume_kit.hashcache import HashCache
 
     # file hashes by stat data: done units' files and artifacts rarely change between snapshots
-    hashes = HashCache(layout.cache / "hashes.json" if layout.state_dir.is_dir() else None)
+    hashes = HashCache(layout.user_cache / "hashes.json" if layout.state_dir.is_dir() else None)
 
     def read_git() -> dict[str, Any]:
         from resume_kit.workspace.git import read_git_facts
@@ -385,7 +395,7 @@ def take_snapshot(
         def read_logs() -> list[dict[str, Any]]:
             from resume_kit.workspace.logs import read_logs as reader
 
-            return list(reader(root, list(config.logs)))
+            return list(reader(root, list(config.logs), notes=later))
 
         def read_tests() -> dict[str, Any]:
             from resume_kit.workspace.tests import read_test_facts
@@ -408,7 +418,7 @@ def take_snapshot(
                 return []
             from resume_kit.workspace.artifacts import read_artifacts as reader
 
-            return list(reader(root, artifact_paths, hashes))
+            return list(reader(root, artifact_paths, hashes, notes=later))
 
         def read_transcript() -> dict[str, Any] | None:
             if not config.transcripts and transcript_path is None:

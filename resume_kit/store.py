@@ -171,7 +171,7 @@ def group_alive(pgid: int) -> bool:
 
 
 def _read_holder(lock_path: Path) -> dict[str, object] | None:
-    try:
+    try:  # a lock that is a FIFO or a link to one must not block (issue 12 item 9)
         raw = read_regular(lock_path, 64 * 1024).decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return None

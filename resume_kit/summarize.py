@@ -405,9 +405,14 @@ def validate_summary(obj: Any) -> Summary | None:
 # --- the cache ---------------------------------------------------------------------------
 
 
+MAX_CACHE_ENTRY_BYTES = 1024 * 1024
+
+
 def _read_cache(path: Path) -> tuple[Summary, Usage | None] | None:
+    from resume_kit.safefs import read_regular
+
     try:
-        entry = json.loads(path.read_text(encoding="utf-8"))
+        entry = json.loads(read_regular(path, MAX_CACHE_ENTRY_BYTES))
     except (OSError, ValueError):
         return None  # missing or corrupt: ask again (and overwrite)
     if not isinstance(entry, dict) or entry.get("schema_version") != CACHE_SCHEMA_VERSION:

@@ -78,10 +78,15 @@ def template_key(root: Path, rel_path: str, digest: str) -> str:
     return hashlib.sha256(material.encode("utf-8", "surrogateescape")).hexdigest()
 
 
+MAX_TRUST_BYTES = 64 * 1024 * 1024
+
+
 def _read_checked(path: Path) -> tuple[dict[str, Any], bool]:
     """(approvals, malformed): a missing file is no approvals; a malformed one is flagged."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+    from resume_kit.safefs import read_regular
+
+    try:  # the user's own file (a link they made is followed), but never a FIFO or device
+        data = json.loads(read_regular(path, MAX_TRUST_BYTES, follow=True))
     except FileNotFoundError:
         return {}, False
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):

@@ -29,6 +29,7 @@ from resume_kit import config as config_mod
 from resume_kit import progress as pm
 from resume_kit import progress_io, progress_validate, progress_yaml
 from resume_kit.errors import ConfigError, ProgressFileError, ResumeKitError
+from resume_kit.safefs import escapes
 
 FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 SLOW = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -283,6 +284,13 @@ def test_hook_payloads_give_known_string_fields_or_nothing(raw: bytes) -> None:
 
 ID = st.from_regex(r"\A[a-z0-9][a-z0-9._-]{0,12}\Z")
 TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs", "Cc")), max_size=30)
+
+
+def inside_tree(text: str) -> bool:
+    """A unit path a progress file may hold: not empty, not leaving the work tree."""
+    return bool(text) and escapes(text) is None
+
+
 STATUS = st.sampled_from(pm.STATUSES)
 
 
@@ -304,8 +312,8 @@ def progress_models(draw: Any) -> pm.Progress:
         units.append(pm.Unit(
             id=uid, title=draw(TEXT) or uid, status=status,
             verify=draw(st.one_of(st.none(), TEXT.filter(lambda t: bool(t.strip())))),
-            files=draw(st.lists(TEXT.filter(bool), max_size=2)),
-            artifacts=draw(st.lists(TEXT.filter(bool), max_size=2)),
+            files=draw(st.lists(TEXT.filter(inside_tree), max_size=2)),
+            artifacts=draw(st.lists(TEXT.filter(inside_tree), max_size=2)),
             after=draw(st.lists(st.sampled_from(ids[:n]), max_size=2, unique=True)) if n else [],
             evidence=evidence, last_failure=failure,
         ))  # fmt: skip

@@ -13,7 +13,12 @@ from resume_kit.progress_io import load
 from .conftest import git
 
 PROGRESS = ".resume-kit/progress.yaml"
-CACHE = Path(hookentry.IN_PROGRESS_CACHE)
+
+
+def cache_file(repo: Path) -> Path:
+    """Where the CLI leaves the cache: the work tree's folder in the user's cache directory."""
+    return find_layout(repo).user_cache / hookentry.IN_PROGRESS_NAME
+
 
 VARIANTS = [
     # (progress.yaml text, the unit in progress)
@@ -76,7 +81,7 @@ def test_hook_uses_the_cache_without_scanning(
 )
 def test_stale_or_damaged_cache_means_scanning(repo: Path, tmp_path: Path, damage: object) -> None:
     _setup(repo, VARIANTS[0])
-    damage(repo / CACHE)  # type: ignore[operator]
+    damage(cache_file(repo))  # type: ignore[operator]
     message = _commit_message(tmp_path)
     assert hookentry.prepare_commit_msg([str(message), "message"], worktree=str(repo)) == 0
     assert message.read_text().endswith("Resume-Unit: b\n")
@@ -103,6 +108,7 @@ def test_cli_writes_keep_the_cache_current(repo: Path, cli) -> None:  # type: ig
     assert cli("reset", "first").code == 0 and cli("reset", "second").code == 0
     data = (repo / PROGRESS).read_bytes()
     assert hookentry.cached_unit_in_progress(str(repo), data) == ""
-    assert (repo / CACHE).is_file()
-    assert "cache/" in (repo / ".resume-kit" / ".gitignore").read_text()
+    assert cache_file(repo).is_file()
+    assert str(cache_file(repo)) == hookentry.in_progress_file(str(repo))
+    assert not (repo / ".resume-kit" / "cache" / "in-progress").exists()
     assert "in-progress" not in git(repo, "status", "--porcelain").stdout

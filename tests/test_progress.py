@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from resume_kit import progress as p
 from resume_kit import progress_io, progress_validate, progress_yaml
 from resume_kit.errors import ProgressFileError
+from resume_kit.safefs import escapes
 
 from .conftest import run_cli
 
@@ -216,8 +217,11 @@ def models(draw: st.DrawFn) -> p.Progress:
                 title=draw(safe_text),
                 status=status,
                 verify=draw(st.none() | safe_text.filter(str.strip)),
-                files=draw(st.lists(safe_text, max_size=2)),
-                artifacts=draw(st.lists(safe_text, max_size=2)),
+                # paths that leave the work tree are invalid (issue 12 item 11)
+                files=draw(st.lists(safe_text.filter(lambda t: escapes(t) is None), max_size=2)),
+                artifacts=draw(
+                    st.lists(safe_text.filter(lambda t: escapes(t) is None), max_size=2)
+                ),
                 after=draw(st.lists(st.sampled_from(unit_ids[:index]), unique=True, max_size=2))
                 if index
                 else [],

@@ -49,3 +49,42 @@ def test_open_regular_never_follows_a_final_symlink_nor_blocks_on_a_fifo(tmp_pat
         open_regular("/dev/null")
     assert read_regular(tmp_path / "link", 100, follow=True) == b"secret\n"
     assert read_regular(target, 100) == b"secret\n"
+
+
+def test_escapes_names_absolute_and_climbing_patterns() -> None:
+    from resume_kit.safefs import escapes
+
+    for bad in ("/etc/shadow", "x/../../other/*.log", "../a", "**/../x", "*/../../y"):
+        assert escapes(bad) is not None, bad
+    for good in (
+        "*.log",
+        "logs/**/*.log",
+        "a/../b",
+        "./out/x.json",
+        "~/.aws/credentials",
+        "x..",
+        "\\",
+    ):
+        assert escapes(good) is None, good
+
+
+def test_inside_refuses_symlinked_folders_and_escapes_but_not_a_final_link(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    from resume_kit.safefs import inside
+
+    secrets = plant_user_secrets(isolated_home)
+    clone = hostile_clone(
+        tmp_path,
+        {"src/a.py": "a\n", "deep/er/b.py": "b\n"},
+        symlinks={"aws": str(secrets["aws"].parent), "src/link.py": "a.py"},
+    )
+    root = str(clone)
+    memo: dict[str, bool] = {}
+    assert inside(root, "src/a.py", memo) == f"{root}/src/a.py"
+    assert inside(root, "deep/er/b.py", memo) == f"{root}/deep/er/b.py"
+    assert inside(root, "src/link.py", memo) == f"{root}/src/link.py"  # the final link is lstat'ed
+    assert inside(root, "top.txt", memo) == f"{root}/top.txt"
+    for bad in ("aws/credentials", "/etc/shadow", "src/../../x", "x/../../y", "..", "aws/x/y"):
+        assert inside(root, bad, memo) is None, bad
+    assert inside(root, "missing/x.py", memo) is None  # nothing exists below a missing folder

@@ -136,9 +136,12 @@ def test_a_snapshot_from_a_newer_version_is_skipped(repo: Path) -> None:
     assert loaded == first_data and "newer" in warnings[0]
 
 
-def test_keep_snapshots_prunes_the_oldest(repo: Path) -> None:
+def test_keep_snapshots_prunes_the_oldest(repo: Path, isolated_home: Path) -> None:
     (repo / ".resume-kit").mkdir()
-    (repo / ".resume-kit/config.yaml").write_text("keep_snapshots: 3\n")
+    # below what a repository's config may set (5): only the person's own config goes lower
+    user_config = isolated_home / ".config" / "resume-kit" / "config.yaml"
+    user_config.parent.mkdir(parents=True)
+    user_config.write_text("keep_snapshots: 3\n")
     names = []
     for _ in range(5):
         result = run_cli("snapshot", "--json", cwd=repo)

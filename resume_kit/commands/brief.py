@@ -64,7 +64,7 @@ def _build(
         inputs = SummaryInputs.from_snapshot(
             snapshot, goal=progress.goal, references=[u.id for u in progress.units]
         )
-        result = run_summary(inputs, config=config, cache_dir=layout.cache, force=summarize)
+        result = run_summary(inputs, config=config, cache_dir=layout.user_cache, force=summarize)
         if result.note:
             from resume_kit.ui import info
 

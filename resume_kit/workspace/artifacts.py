@@ -8,7 +8,8 @@ unsampled region of a huge file therefore goes unseen unless it changes the size
 price of a bounded snapshot, and the ``sampled:`` prefix says so wherever the value is shown.
 
 Directories exist with null size and hash; an unreadable file exists with a null hash; a
-missing path (or a broken symlink) is ``exists: false``.
+missing path is ``exists: false``. A path outside the work tree or through a symlink (the
+artifact itself included) is never looked at: it is left out with a note.
 """
 
 from __future__ import annotations
@@ -39,8 +40,10 @@ def _read_exactly(handle: BinaryIO, offset: int, length: int) -> bytes:
 
 def content_hash(path: Path, size: int) -> str:
     """Full SHA-256 hex for files up to 64 MiB; ``sampled:<hex>`` (see module doc) above."""
+    from resume_kit.safefs import open_regular
+
     digest = hashlib.sha256()
-    with path.open("rb") as handle:
+    with open_regular(path) as handle:
         if size <= FULL_HASH_LIMIT:
             for block in iter(lambda: handle.read(_BLOCK), b""):
                 digest.update(block)
@@ -51,11 +54,17 @@ def content_hash(path: Path, size: int) -> str:
     return SAMPLED_PREFIX + digest.hexdigest()
 
 
-def read_artifact(root: Path, rel: str, cache: HashCache | None = None) -> dict[str, Any]:
-    full = os.path.join(root, rel)  # rel is in as_posix form: the same string as root / rel
+def read_artifact(root: Path, rel: str, cache: HashCache | None = None) -> dict[str, Any] | None:
+    """The facts of one artifact, or None when it is not below ``root`` with no symlink on the
+    way (the caller notes it; nothing about what it points at is looked at)."""
+    from resume_kit.safefs import UnsafePath, contained
+
     entry: dict[str, Any] = {"path": rel, "exists": False, "size": None, "sha256": None}
     try:
-        info = os.stat(full)  # follows symlinks: a broken link is a missing artifact
+        full = str(contained(root, rel, missing_ok=False))
+        info = os.lstat(full)
+    except UnsafePath:
+        return None
     except OSError:
         return entry
     entry["exists"] = True
@@ -71,13 +80,33 @@ def read_artifact(root: Path, rel: str, cache: HashCache | None = None) -> dict[
 
 
 def read_artifacts(
-    root: Path, paths: Iterable[str], cache: HashCache | None = None
+    root: Path,
+    paths: Iterable[str],
+    cache: HashCache | None = None,
+    notes: list[str] | None = None,
 ) -> list[dict[str, Any]]:
     """``[{"path", "exists", "size", "sha256"}]`` for each path (relative to ``root``), once each,
-    in the order given; ``cache`` remembers the hashes of files that did not change."""
+    in the order given; ``cache`` remembers the hashes of files that did not change. A path
+    that leaves the work tree or goes through a symlink is left out, with a note."""
+    from resume_kit.redact import redact
+
     seen: dict[str, None] = {}
     for raw in paths:
         rel = as_posix(raw) if raw else raw
         if rel and rel not in seen:
             seen[rel] = None
-    return [read_artifact(root, rel, cache) for rel in seen]
+    found: list[dict[str, Any]] = []
+    refused: list[str] = []
+    for rel in seen:
+        entry = read_artifact(root, rel, cache)
+        if entry is None:
+            refused.append(rel)
+        else:
+            found.append(entry)
+    if refused and notes is not None:
+        shown = ", ".join(redact(r) for r in refused[:3])
+        more = f" and {len(refused) - 3} more" if len(refused) > 3 else ""
+        notes.append(
+            f"artifacts not read (a symlink on the way or outside the work tree): {shown}{more}"
+        )
+    return found

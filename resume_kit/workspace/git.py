@@ -186,12 +186,18 @@ def _sequencer_operation(git_dir: Path) -> str | None:
 
 
 _GITMODULES_PATH = re.compile(r"^\s*path\s*=\s*(.+?)\s*$", re.MULTILINE)
+MAX_GITMODULES_BYTES = 1024 * 1024
 
 
 def submodule_paths(root: Path) -> list[str]:
-    """Paths declared in ``.gitmodules`` (read as a file: no process, no descent)."""
+    """Paths declared in ``.gitmodules`` (read as a file: no process, no descent; a regular
+    file only, never through a symlink)."""
+    from resume_kit.safefs import read_regular
+
     try:
-        text = (root / ".gitmodules").read_bytes().decode("utf-8", "surrogateescape")
+        text = read_regular(root / ".gitmodules", MAX_GITMODULES_BYTES).decode(
+            "utf-8", "surrogateescape"
+        )
     except OSError:
         return []
     paths = []

@@ -15,6 +15,7 @@ import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
+from stat import S_ISREG
 from typing import Any
 
 from resume_kit.redact import redact, split_lines
@@ -132,8 +133,12 @@ _SKIPPED_TOP = (".git", ".resume-kit")
 
 
 def read_tail(path: Path, tail_bytes: int) -> bytes | None:
-    """The last ``tail_bytes`` of a file, starting at a line boundary; None for a binary file."""
-    with path.open("rb") as handle:
+    """The last ``tail_bytes`` of a regular file, starting at a line boundary; None for a
+    binary file. Opened with :func:`~resume_kit.safefs.open_regular`: a final symlink, a FIFO
+    or a device raises ``NotARegularFile`` instead of being followed or blocking."""
+    from resume_kit.safefs import open_regular
+
+    with open_regular(path) as handle:
         size = handle.seek(0, os.SEEK_END)
         start = max(0, size - tail_bytes)
         handle.seek(start)
@@ -155,32 +160,49 @@ def read_logs(
     globs: Sequence[str],
     tail_bytes: int = 256 * 1024,
     max_files: int = 20,
+    notes: list[str] | None = None,
 ) -> list[dict[str, Any]]:
     """The newest ``max_files`` logs matching ``globs`` under ``root``, each with its error lines.
 
     Only the tail of each file is read (seek, never the whole file); binary files (a NUL byte in
     the tail) and anything under ``.git/`` or ``.resume-kit/`` are skipped; an unreadable file is
-    skipped too. Newest first: ``{"path", "size", "mtime", "error_lines"}``.
+    skipped too. Symlinks and special files are never opened: a note in ``notes`` names them.
+    Newest first: ``{"path", "size", "mtime", "error_lines"}``.
     """
     from resume_kit.fingerprint import expand_globs
+    from resume_kit.safefs import UnsafePath, contained, file_kind
 
-    candidates: list[tuple[float, str, int]] = []
+    candidates: list[tuple[float, str, int, Path]] = []
+    refused: list[str] = []
     for rel in expand_globs(root, globs):
         if rel.split("/", 1)[0] in _SKIPPED_TOP:
             continue
-        try:
-            stat = (root / rel).stat()
+        try:  # below the root with no symlink on the way, the log itself included
+            full = contained(root, rel, missing_ok=False)
+            info = os.lstat(full)
+        except UnsafePath:
+            refused.append(rel)
+            continue
         except OSError:
             continue
-        candidates.append((stat.st_mtime, rel, stat.st_size))
+        if not S_ISREG(info.st_mode):
+            refused.append(f"{rel} ({file_kind(info.st_mode)})")
+            continue
+        candidates.append((info.st_mtime, rel, info.st_size, full))
+    if refused and notes is not None:
+        shown = ", ".join(redact(r) for r in refused[:3])
+        more = f" and {len(refused) - 3} more" if len(refused) > 3 else ""
+        notes.append(
+            f"logs not read (a symlink, a special file or outside the work tree): {shown}{more}"
+        )
     candidates.sort(key=lambda c: (-c[0], c[1]))
 
     found: list[dict[str, Any]] = []
-    for mtime, rel, size in candidates:
+    for mtime, rel, size, full in candidates:
         if len(found) >= max_files:
             break
         try:
-            data = read_tail(root / rel, tail_bytes)
+            data = read_tail(full, tail_bytes)
         except OSError:
             continue
         if data is None:

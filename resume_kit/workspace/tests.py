@@ -2,12 +2,15 @@
 
 pytest writes ``.pytest_cache/v/cache/lastfailed``, a JSON object ``{node id: true}``, after each
 run. The cache at the root wins; otherwise the newest one in a top-level folder (a project whose
-tests run from ``backend/``). A missing, huge or broken file gives an empty list, never an error.
+tests run from ``backend/``). Only a regular file reached with no symlink on the way is read. A missing, huge or broken file gives an empty list, never an error.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -15,23 +18,33 @@ LASTFAILED = Path(".pytest_cache") / "v" / "cache" / "lastfailed"
 MAX_CACHE_BYTES = 4 * 1024 * 1024
 
 
+def _regular_inside(root: Path, rel: Path) -> Path | None:
+    """``root / rel`` when it is a regular file reached with no symlink on the way."""
+    from resume_kit.safefs import UnsafePath, contained
+
+    try:
+        full = contained(root, rel, missing_ok=False)
+        return full if stat.S_ISREG(os.lstat(full).st_mode) else None
+    except (UnsafePath, OSError):
+        return None
+
+
 def _candidates(root: Path) -> list[Path]:
-    top = root / LASTFAILED
-    if top.is_file():
+    top = _regular_inside(root, LASTFAILED)
+    if top is not None:
         return [top]
     found: list[tuple[float, Path]] = []
     try:
-        children = list(root.iterdir())
+        children = list(os.scandir(root))
     except OSError:
         return []
     for child in children:
-        if child.name.startswith(".") or not child.is_dir():
+        if child.name.startswith(".") or not child.is_dir(follow_symlinks=False):
             continue
-        cache = child / LASTFAILED
-        try:
-            found.append((cache.stat().st_mtime, cache))
-        except OSError:
-            continue
+        cache = _regular_inside(root, Path(child.name) / LASTFAILED)
+        if cache is not None:
+            with contextlib.suppress(OSError):
+                found.append((cache.stat().st_mtime, cache))
     return [path for _, path in sorted(found, key=lambda item: -item[0])]
 
 
