@@ -131,3 +131,14 @@ def user_git(cwd: Path, *args: str, timeout: float = 60) -> subprocess.Completed
     return subprocess.run(
         ["git", *args], cwd=cwd, text=True, capture_output=True, timeout=timeout, check=False
     )
+
+
+def install_hooks_for_every_repository(home: Path) -> None:
+    """resume-kit's git hooks installed once for all of the user's repositories (a global
+    ``core.hooksPath``): one install arms every clone made afterwards."""
+    benign = home / "benign"
+    benign.mkdir()
+    user_git(benign, "init", "-q")
+    user_git(benign, "config", "--global", "core.hooksPath", str(home / "git-hooks"))
+    installed = run_user("hook", "install", cwd=benign)
+    assert installed.code == 0, installed.stderr

