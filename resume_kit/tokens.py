@@ -54,7 +54,7 @@ _SPECIAL_TOKENS = {
 
 RANKS_CACHE_NAME = f"cl100k_base-{CL100K_SHA256[:16]}.ranks"
 _RANKS_MAGIC = b"RKRANKv2"
-# Bounds for reads that never hang or flood memory (the real files: 1.7 MB and 1.2 MB).
+# Bounds for reads that never hang or flood memory (the real files: 1.7 MB and 0.75 MB).
 _DATA_FILE_LIMIT = 16 << 20
 _RANKS_CACHE_LIMIT = 8 << 20
 
