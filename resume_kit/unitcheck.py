@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from resume_kit.paths import Layout
     from resume_kit.progress import Unit
 
@@ -93,7 +95,7 @@ def describe_failure(check: UnitCheck) -> str:
     return "\n".join(lines)
 
 
-def pre_push_check() -> int:
+def pre_push_check(repo: Path | None = None) -> int:
     """`hook run pre-push`: exit 1 when the unit in progress fails its verify command.
 
     Everything else (no unit, no command, an unapproved command, an unusable progress file)
@@ -104,7 +106,7 @@ def pre_push_check() -> int:
     from resume_kit.ui import info
 
     try:
-        layout = find_layout()
+        layout = find_layout(repo)
         check = check_in_progress(layout)
     except ResumeKitError as exc:
         info(f"resume-kit: pre-push: unit not checked: {exc.message}")

@@ -185,6 +185,9 @@ def test_hook_run_post_commit_only_starts_the_snapshot(workspace: Path, tmp_path
     assert heavy(found, NEVER | RENDERING | READING | {"rich"}) == []
 
 
+HOOK_ENTRY = {"resume_kit", "resume_kit.gitcmd", "resume_kit.errors"}
+
+
 def _message(tmp_path: Path) -> Path:
     message = tmp_path / "COMMIT_EDITMSG"
     message.write_text("Add alpha\n")
@@ -192,14 +195,15 @@ def _message(tmp_path: Path) -> Path:
 
 
 def test_installed_hook_entry_imports_nothing_but_itself(workspace: Path, tmp_path: Path) -> None:
-    """What the installed prepare-commit-msg hook runs: ``python -S -c BOOTSTRAP``."""
+    """What the installed prepare-commit-msg hook runs: ``python -I -S -c BOOTSTRAP``."""
     message = _message(tmp_path)
     out = tmp_path / "modules.json"
     code = f"OUT = {str(out)!r}\n" + HOOK_WRAPPER
-    argv = [sys.executable, "-S", "-c", code, package_parent(), "prepare-commit-msg", str(message)]
-    found = modules_after(argv, workspace, out)
+    argv = [sys.executable, "-I", "-S", "-c", code, package_parent(), "prepare-commit-msg"]
+    found = modules_after([*argv, "--repo", str(workspace), str(message)], workspace, out)
     assert "Resume-Unit: alpha" in message.read_text()  # it did its full work
-    assert third_party(found) == {"resume_kit", "resume_kit.hookentry"}
+    # gitcmd (and the errors it raises) holds the git overrides: both import only os
+    assert third_party(found) == {*HOOK_ENTRY, "resume_kit.hookentry"}
     assert {"subprocess", "typing", "site"}.isdisjoint(found)
 
 
@@ -210,5 +214,5 @@ def test_python_m_hookentry(workspace: Path, tmp_path: Path) -> None:
     found = modules_after([*argv, "prepare-commit-msg", str(message)], workspace, out)
     assert "Resume-Unit: alpha" in message.read_text()
     # run as __main__ by runpy; setuptools' _distutils_hack comes with site, not with us
-    assert third_party(found) - {"_distutils_hack"} == {"resume_kit"}
+    assert third_party(found) - {"_distutils_hack"} == HOOK_ENTRY
     assert "subprocess" not in found
