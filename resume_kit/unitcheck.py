@@ -55,11 +55,21 @@ def check_in_progress(layout: Layout, timeout_s: float | None = None) -> UnitChe
 
 
 def _run(layout: Layout, unit_id: str, command: str, timeout_s: float) -> UnitCheck:
+    """Run the command under the same unit claim as ``verify-next`` and ``run``: a unit being
+    verified elsewhere is not run a second time (LockError, which both callers report in one
+    line and pass)."""
     from resume_kit import verify
     from resume_kit.redact import redact_lines
 
-    log_path = verify.new_log_path(layout, unit_id)
-    result = verify.run_command(command, cwd=layout.root, log_path=log_path, timeout_s=timeout_s)
+    with verify.claim_unit(layout, unit_id) as claim:
+        log_path = verify.new_log_path(layout, unit_id)
+        result = verify.run_command(
+            command,
+            cwd=layout.root,
+            log_path=log_path,
+            timeout_s=timeout_s,
+            on_start=lambda pgid: claim.annotate(pgid=pgid, unit=unit_id),
+        )
     verify.prune_runs(layout.runs)
     if result.passed:
         return UnitCheck("passed", unit_id, command, 0, log=layout.rel(log_path))

@@ -304,3 +304,63 @@ def test_the_attack_itself_runs_for_plain_git(tmp_path: Path) -> None:
 
     subprocess.run([sys.executable, "-c", code, str(victim), "resume_kit"], check=True)
     assert {"fsmonitor", "process"} <= set(hits.read_text().split())
+
+
+# --------------------------------------------------------------------------- item 18: the claim
+
+# Signals that it started (one file per run), then waits until the test releases it.
+WAIT_FOR_RELEASE = 'touch "started.$$"; while [ ! -f release ]; do sleep 0.02; done; echo released'
+
+
+def _waiting_unit_repo(tmp_path: Path) -> Path:
+    progress = PROGRESS.replace(
+        'status: in_progress\n    verify: "true"',
+        f"status: in_progress\n    verify: {json.dumps(WAIT_FOR_RELEASE)}",
+    )
+    assert WAIT_FOR_RELEASE in progress.replace('\\"', '"')
+    return hostile_clone(tmp_path, {".resume-kit/progress.yaml": progress})
+
+
+def _started(root: Path) -> list[Path]:
+    return sorted(root.glob("started.*"))
+
+
+@pytest.mark.parametrize("first", [("hook", "run", "pre-push"), ("verify-next",), ("stop-check",)])
+def test_unitcheck_and_verify_next_never_run_the_same_unit_at_once(
+    tmp_path: Path, first: tuple[str, ...]
+) -> None:
+    import os
+    import subprocess
+
+    from tests.hostile import RESUME_KIT
+
+    victim = _waiting_unit_repo(tmp_path)
+    env = dict(os.environ, RESUME_KIT_TRUST="all")
+    holder = subprocess.Popen(
+        [RESUME_KIT, *first],
+        cwd=victim,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert wait_for(lambda: len(_started(victim)) == 1)
+        others = [("hook", "run", "pre-push"), ("verify-next",), ("stop-check",)]
+        for args in others:
+            result = run_user(
+                *args, cwd=victim, env={"RESUME_KIT_TRUST": "all"}, input="{}", timeout=20
+            )
+            assert "already being verified" in result.stderr, (args, result)
+            assert len(_started(victim)) == 1, args
+            # fail-open for the hooks, a one-line error for verify-next
+            assert result.code == (2 if args == ("verify-next",) else 0), (args, result)
+        (victim / "release").touch()
+        holder.wait(timeout=60)
+    finally:
+        (victim / "release").touch()
+        if holder.poll() is None:
+            holder.kill()
+            holder.wait()
+    assert holder.returncode == 0, holder.stderr.read() if holder.stderr else ""
+    assert len(_started(victim)) == 1
