@@ -364,3 +364,68 @@ def test_unitcheck_and_verify_next_never_run_the_same_unit_at_once(
             holder.wait()
     assert holder.returncode == 0, holder.stderr.read() if holder.stderr else ""
     assert len(_started(victim)) == 1
+
+
+# --------------------------------------------------------------------------- item 17: orphans
+
+# Writes its process group id, then loops until the test releases it (never, while it is alive).
+LOOP_UNTIL_RELEASE = (
+    "ps -o pgid= -p $$ | tr -d ' ' > pgid.tmp && mv pgid.tmp pgid; "
+    "while [ ! -f release ]; do sleep 0.05; done"
+)
+
+
+def _group_alive(pgid: int) -> bool:
+    from resume_kit.store import group_alive
+
+    return group_alive(pgid)
+
+
+@pytest.mark.parametrize("detection", ["parent-death signal", "getppid poll"])
+@pytest.mark.parametrize("command", [("verify-next",), ("run",)])
+def test_a_killed_verify_takes_its_command_with_it(
+    tmp_path: Path, detection: str, command: tuple[str, ...]
+) -> None:
+    import os
+    import signal
+    import subprocess
+
+    from resume_kit.supervisor import FORCE_POLL_ENV
+    from tests.hostile import RESUME_KIT
+
+    progress = PROGRESS.replace(
+        'status: in_progress\n    verify: "true"',
+        f"status: in_progress\n    verify: {json.dumps(LOOP_UNTIL_RELEASE)}",
+    )
+    victim = hostile_clone(tmp_path, {".resume-kit/progress.yaml": progress})
+    env = dict(os.environ, RESUME_KIT_TRUST="all")
+    if detection == "getppid poll":
+        env[FORCE_POLL_ENV] = "1"  # the macOS / BSD path, forced on Linux
+    first = subprocess.Popen(
+        [RESUME_KIT, *command],
+        cwd=victim,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        assert wait_for(lambda: (victim / "pgid").exists())
+        pgid = int((victim / "pgid").read_text())
+        assert _group_alive(pgid)
+        first.send_signal(signal.SIGKILL)
+        first.wait(timeout=30)
+        started = time.monotonic()
+        assert wait_for(lambda: not _group_alive(pgid), seconds=10), (
+            f"process group {pgid} outlived the killed resume-kit"
+        )
+        gone_after = time.monotonic() - started
+    finally:
+        (victim / "release").touch()
+        if first.poll() is None:
+            first.kill()
+            first.wait()
+    assert gone_after < 5
+    # the unit is no longer claimed: the next verify-next runs it (released now: it passes)
+    result = run_user("verify-next", cwd=victim, env={"RESUME_KIT_TRUST": "all"})
+    assert result.code == 0, result.stderr
