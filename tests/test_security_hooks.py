@@ -259,13 +259,17 @@ def _hostile_git_config(tmp_path: Path) -> tuple[Path, Path]:
     return victim, hits
 
 
-def _make_stat_dirty(root: Path) -> None:
+def _make_stat_dirty_files(root: Path, names: tuple[str, ...]) -> None:
     """Same content, new mtime: git must hash the files again, through their clean filter."""
     import os
 
     stamp = time.time() + 5
-    for name in ("data.txt", "notes.md"):
+    for name in names:
         os.utime(root / name, (stamp, stamp))
+
+
+def _make_stat_dirty(root: Path) -> None:
+    _make_stat_dirty_files(root, ("data.txt", "notes.md"))
 
 
 def test_git_runs_no_program_the_repository_configured(tmp_path: Path) -> None:
@@ -429,3 +433,29 @@ def test_a_killed_verify_takes_its_command_with_it(
     # the unit is no longer claimed: the next verify-next runs it (released now: it passes)
     result = run_user("verify-next", cwd=victim, env={"RESUME_KIT_TRUST": "all"})
     assert result.code == 0, result.stderr
+
+
+def test_a_filter_driver_that_cannot_be_switched_off_stops_git_before_it_starts(
+    tmp_path: Path,
+) -> None:
+    import os
+
+    hits = tmp_path / "hits"
+    files = {
+        ".resume-kit/progress.yaml": PROGRESS,
+        ".gitattributes": "*.txt filter=a=b\n",
+        "data.txt": "data\n",
+        "evil.sh": EVIL.format(stop=os.getpid(), hits=hits),
+    }
+    victim = hostile_clone(tmp_path, files, executable=("evil.sh",))
+    with (victim / ".git" / "config").open("a") as config:
+        config.write(f'[filter "a=b"]\n\tclean = {victim / "evil.sh"} clean\n')
+    _make_stat_dirty_files(victim, ("data.txt",))
+    # the git reader reports why it has no facts; nothing ran
+    result = run_user("snapshot", cwd=victim)
+    assert result.code == 0, result.stderr
+    assert "cannot switch off" in result.stdout
+    for args in (("status",), ("brief",), ("verify-next",)):
+        result = run_user(*args, cwd=victim, env={"RESUME_KIT_TRUST": "all"})
+        assert "Traceback" not in result.stderr and result.code != 70, (args, result)
+    assert not hits.exists(), hits.read_text()
