@@ -76,7 +76,7 @@ case $msg in /*) ;; *) msg=$tree/$msg ;; esac
 cd / || exit 0
 if [ -x "$INSTALL_PYTHON" ]; then
     # -S and a direct import skip site-packages scanning and runpy: about 5 ms per commit
-    "$INSTALL_PYTHON" -I -S -c "$BOOTSTRAP" {package_dir} prepare-commit-msg --repo "$tree" \
+    "$INSTALL_PYTHON" -I -S -c "$BOOTSTRAP" {package_dir} prepare-commit-msg --repo "$tree" \\
         "$msg" "$@"
 elif command -v resume-kit >/dev/null 2>&1; then
     resume-kit hook run prepare-commit-msg --repo "$tree" "$msg" "$@"
