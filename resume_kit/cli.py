@@ -318,11 +318,14 @@ def hook_status(json_out: JsonOpt = False) -> None:
 def hook_run(
     name: Annotated[str, typer.Argument()],
     args: Annotated[list[str] | None, typer.Argument()] = None,
+    repo: Annotated[
+        Path | None, typer.Option("--repo", help="The work tree (default: the current one).")
+    ] = None,
 ) -> None:
     """Entry point for installed git hooks (internal)."""
     from resume_kit.commands import hook as cmd
 
-    _exit(cmd.run_hook(name, args or []))
+    _exit(cmd.run_hook(name, args or [], repo))
 
 
 @integrate_app.command("claude")

@@ -1,10 +1,15 @@
-"""The fast entry the installed git hooks call (``python -S -c BOOTSTRAP DIR NAME ARGS``, see
-``resume_kit.hooks``; ``python -m resume_kit.hookentry NAME ARGS`` works too).
+"""The fast entry the installed git hooks call (``python -I [-S] -c BOOTSTRAP DIR NAME --repo
+TREE ARGS``, see ``resume_kit.hooks``; ``python -I -m resume_kit.hookentry NAME --repo TREE
+ARGS`` works too).
 
-It runs inside every ``git commit``, so it imports nothing beyond ``os`` and ``sys`` on the
-common path (no typer, no YAML library, not even ``subprocess``): progress.yaml is scanned
+It runs inside every ``git commit``, so the prepare-commit-msg path imports nothing beyond
+``os`` and ``sys`` (no typer, no YAML library, not even ``subprocess``): progress.yaml is scanned
 line by line for the first unit in progress, and only a file in an unusual YAML style falls
 back to a real parser. It fails open: any problem is one line on stderr and exit status 0.
+
+The interpreter runs isolated (``-I``: no current directory and no ``PYTHON*`` variables on
+``sys.path``) from ``/``, and the work tree comes as ``--repo``: a ``__future__.py`` or
+``resume_kit/`` at the root of a cloned repository is never imported.
 """
 
 from __future__ import annotations
@@ -304,22 +309,29 @@ def operation_in_progress(git_dir: str | None) -> bool:
     return any(os.path.exists(os.path.join(git_dir, name)) for name in OPERATION_MARKERS)
 
 
-def _run(argv: list[str]) -> int:
+def _run(argv: list[str], env: dict[str, str]) -> int:
     """Run a command and wait, without importing subprocess (about 10 ms) where possible."""
     spawn = getattr(os, "posix_spawnp", None)
     if spawn is None:  # pragma: no cover - Windows
         import subprocess
 
-        return subprocess.call(argv)
-    pid = spawn(argv[0], argv, dict(os.environ))
+        return subprocess.call(argv, env=env)
+    pid = spawn(argv[0], argv, env)
     _, status = os.waitpid(pid, 0)
     return os.waitstatus_to_exitcode(status) if hasattr(os, "waitstatus_to_exitcode") else status
 
 
 def add_trailer(message_file: str, unit_id: str) -> int:
+    """``git interpret-trailers`` on the (absolute) ``message_file``, run outside the repository
+    (``-C /``, no ``GIT_DIR``): inside it a repository's ``trailer.<key>.command`` would run."""
+    from resume_kit.gitcmd import clean_git_env, safe_config_args
+
     return _run(
         [
             "git",
+            "-C",
+            "/",
+            *safe_config_args(),
             "interpret-trailers",
             "--in-place",
             "--where",
@@ -331,7 +343,8 @@ def add_trailer(message_file: str, unit_id: str) -> int:
             "--trailer",
             f"{TRAILER_KEY}: {unit_id}",
             message_file,
-        ]
+        ],
+        clean_git_env(),
     )
 
 
@@ -340,7 +353,7 @@ def prepare_commit_msg(args: list[str], worktree: str = ".") -> int:
     if not args:
         warn("prepare-commit-msg: no message file given")
         return 0
-    message_file = args[0]
+    message_file = os.path.join(os.path.abspath(worktree), args[0])  # an absolute one stays
     source = args[1] if len(args) > 1 else ""
     if source in SKIPPED_SOURCES:
         return 0
@@ -391,18 +404,41 @@ def prepare_commit_msg(args: list[str], worktree: str = ".") -> int:
     return 0
 
 
-HOOKS = {"prepare-commit-msg": prepare_commit_msg}
+def post_commit(args: list[str], worktree: str) -> int:
+    """The detached snapshot after a commit (the hook already returned). Its stderr goes to the
+    user's cache directory (:func:`resume_kit.hooks.post_commit_log`), never into the clone."""
+    from pathlib import Path
+
+    from resume_kit.hooks import open_post_commit_log
+
+    try:
+        fd = open_post_commit_log(worktree)
+    except OSError:
+        pass  # stderr stays where the hook sent it (/dev/null)
+    else:
+        os.dup2(fd, 2)
+        os.close(fd)
+    from resume_kit.commands.snapshot import run
+
+    return run(json_out=False, quiet=True, trigger="post-commit", start=Path(worktree))
+
+
+HOOKS = {"prepare-commit-msg": prepare_commit_msg, "post-commit": post_commit}
 
 
 def main(argv: list[str] | None = None) -> int:
+    """``NAME [--repo TREE] ARGS``: the work tree defaults to the current directory."""
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0] not in HOOKS:
         warn(f"hookentry: unknown hook {args[0] if args else '(none)'!r}")
         return 0
+    name, rest, worktree = args[0], args[1:], "."
+    if rest[:1] == ["--repo"] and len(rest) >= 2:
+        worktree, rest = rest[1], rest[2:]
     try:
-        return HOOKS[args[0]](args[1:])
+        return HOOKS[name](rest, worktree)
     except Exception as exc:  # fail-open: a commit must never break because of resume-kit
-        warn(f"{args[0]} hook skipped: unexpected {type(exc).__name__}: {exc}")
+        warn(f"{name} hook skipped: unexpected {type(exc).__name__}: {exc}")
         return 0
 
 

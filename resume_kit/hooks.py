@@ -7,6 +7,10 @@
   hooks live in ``<common git dir>/hooks``, which linked worktrees share.
 * The scripts are POSIX sh; they run the interpreter that installed them, fall back to
   ``resume-kit`` on PATH, and fail open with one line on stderr when neither is there.
+* Nothing from the work tree runs: the interpreter is isolated (``-I``: neither the current
+  directory nor ``PYTHON*`` variables reach ``sys.path``), starts from ``/``, and gets the work
+  tree as ``--repo``. The post-commit log goes to the user's cache directory, never into the
+  clone (a committed symlink there could aim the write at any of the user's files).
 """
 
 from __future__ import annotations
@@ -63,11 +67,19 @@ _PREPARE_COMMIT_MSG = """\
 [ -f .resume-kit/progress.yaml ] || exit 0
 grep -q in_progress .resume-kit/progress.yaml 2>/dev/null || exit 0
 case ${{2-}} in merge|squash|template) exit 0 ;; esac
+[ $# -gt 0 ] || exit 0
+# From /, with the work tree and the message file as absolute paths: see the BOOTSTRAP note.
+tree=$PWD
+msg=$1
+shift
+case $msg in /*) ;; *) msg=$tree/$msg ;; esac
+cd / || exit 0
 if [ -x "$INSTALL_PYTHON" ]; then
     # -S and a direct import skip site-packages scanning and runpy: about 5 ms per commit
-    "$INSTALL_PYTHON" -S -c "$BOOTSTRAP" {package_dir} prepare-commit-msg "$@"
+    "$INSTALL_PYTHON" -I -S -c "$BOOTSTRAP" {package_dir} prepare-commit-msg --repo "$tree" \\
+        "$msg" "$@"
 elif command -v resume-kit >/dev/null 2>&1; then
-    resume-kit hook run prepare-commit-msg "$@"
+    resume-kit hook run prepare-commit-msg --repo "$tree" "$msg" "$@"
 else
     echo "resume-kit: $HOOK hook skipped: neither $INSTALL_PYTHON nor resume-kit on PATH" \\
         "(reinstall resume-kit, then run: resume-kit hook install)" >&2
@@ -76,39 +88,39 @@ exit 0
 """
 
 _POST_COMMIT = """\
-# The snapshot runs detached in the background so the commit returns at once.
+# The snapshot runs detached in the background so the commit returns at once, from /, with
+# the work tree passed as --repo; it writes its own log in the user's cache directory.
 [ -d {state_dir} ] || exit "$status"
+tree=$PWD
 if [ -x "$INSTALL_PYTHON" ]; then
-    set -- "$INSTALL_PYTHON" -m resume_kit
+    set -- "$INSTALL_PYTHON" -I -c "$BOOTSTRAP" {package_dir} post-commit --repo "$tree"
 elif command -v resume-kit >/dev/null 2>&1; then
-    set -- resume-kit
+    set -- resume-kit hook run post-commit --repo "$tree"
 else
     echo "resume-kit: $HOOK hook: no snapshot: neither $INSTALL_PYTHON nor resume-kit on" \\
         "PATH (reinstall resume-kit, then run: resume-kit hook install)" >&2
     exit "$status"
 fi
-log=/dev/null
-if [ -d {state_dir}/cache ] || mkdir {state_dir}/cache 2>/dev/null; then
-    log={state_dir}/cache/post-commit.log
-fi
 (
     unset GIT_DIR GIT_INDEX_FILE GIT_WORK_TREE GIT_PREFIX
     GIT_OPTIONAL_LOCKS=0
     export GIT_OPTIONAL_LOCKS
+    cd / || exit 0
     # low priority: a commit made right after this one must not wait for our snapshot
     if command -v nice >/dev/null 2>&1; then
         set -- nice -n 10 "$@"
     fi
     if command -v setsid >/dev/null 2>&1; then
-        exec setsid "$@" snapshot --quiet --trigger post-commit </dev/null >/dev/null 2>"$log"
+        exec setsid "$@" </dev/null >/dev/null 2>&1
     fi
-    exec nohup "$@" snapshot --quiet --trigger post-commit </dev/null >/dev/null 2>"$log"
+    exec nohup "$@" </dev/null >/dev/null 2>&1
 ) &
 exit "$status"
 """
 
 # Imports resume_kit.hookentry from the folder it was installed from; if it moved, from the
-# interpreter's site-packages; if it is gone, one line on stderr (the commit goes on).
+# interpreter's site-packages; if it is gone, one line on stderr (the commit goes on). It runs
+# with -I from /: sys.path holds only that folder and the interpreter's own directories.
 _BOOTSTRAP = """\
 import sys
 sys.path.insert(0, sys.argv.pop(1))
@@ -139,8 +151,7 @@ def package_parent() -> str:
 def render_script(name: str, python: str, package_dir: str | None = None) -> bytes:
     """The hook script for ``name`` that runs resume-kit with ``python``."""
     header = _HEADER.format(marker=MARKER, name=name, python=sh_quote(python))
-    if name == "prepare-commit-msg":
-        header += f"BOOTSTRAP={sh_quote(_BOOTSTRAP)}\n"
+    header += f"BOOTSTRAP={sh_quote(_BOOTSTRAP)}\n"
     body = _BODIES[name].format(
         state_dir=STATE_DIR, package_dir=sh_quote(package_dir or package_parent())
     )
@@ -173,6 +184,26 @@ def installed_python(path: Path) -> str | None:
 
 
 # --------------------------------------------------------------------------- where hooks live
+
+
+def post_commit_log(root: Path | str) -> Path:
+    """Where the detached post-commit snapshot writes its stderr: the user's cache directory,
+    one file per work tree (keyed by its real path), never inside the clone, where a committed
+    symlink could aim the write at any file of the user's."""
+    from resume_kit.cachedir import sha256_hex, user_cache_root
+
+    key = sha256_hex(os.fsencode(os.path.realpath(root)))[:16]
+    return Path(user_cache_root()) / "post-commit" / f"{key}.log"
+
+
+def open_post_commit_log(root: Path | str) -> int:
+    """A write descriptor on :func:`post_commit_log` (truncated, mode 0600, no symlink)."""
+    path = post_commit_log(root)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0), 0o600)
+    os.fchmod(fd, 0o600)
+    return fd
 
 
 def hooks_dir(layout: Layout) -> Path:

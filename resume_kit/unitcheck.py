@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from resume_kit.paths import Layout
     from resume_kit.progress import Unit
 
@@ -53,11 +55,21 @@ def check_in_progress(layout: Layout, timeout_s: float | None = None) -> UnitChe
 
 
 def _run(layout: Layout, unit_id: str, command: str, timeout_s: float) -> UnitCheck:
+    """Run the command under the same unit claim as ``verify-next`` and ``run``: a unit being
+    verified elsewhere is not run a second time (LockError, which both callers report in one
+    line and pass)."""
     from resume_kit import verify
     from resume_kit.redact import redact_lines
 
-    log_path = verify.new_log_path(layout, unit_id)
-    result = verify.run_command(command, cwd=layout.root, log_path=log_path, timeout_s=timeout_s)
+    with verify.claim_unit(layout, unit_id) as claim:
+        log_path = verify.new_log_path(layout, unit_id)
+        result = verify.run_command(
+            command,
+            cwd=layout.root,
+            log_path=log_path,
+            timeout_s=timeout_s,
+            on_start=lambda pgid: claim.annotate(pgid=pgid, unit=unit_id),
+        )
     verify.prune_runs(layout.runs)
     if result.passed:
         return UnitCheck("passed", unit_id, command, 0, log=layout.rel(log_path))
@@ -93,7 +105,7 @@ def describe_failure(check: UnitCheck) -> str:
     return "\n".join(lines)
 
 
-def pre_push_check() -> int:
+def pre_push_check(repo: Path | None = None) -> int:
     """`hook run pre-push`: exit 1 when the unit in progress fails its verify command.
 
     Everything else (no unit, no command, an unapproved command, an unusable progress file)
@@ -104,7 +116,7 @@ def pre_push_check() -> int:
     from resume_kit.ui import info
 
     try:
-        layout = find_layout()
+        layout = find_layout(repo)
         check = check_in_progress(layout)
     except ResumeKitError as exc:
         info(f"resume-kit: pre-push: unit not checked: {exc.message}")

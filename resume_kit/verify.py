@@ -213,6 +213,17 @@ def _read_available(fd: int, sink: OutputSink, on_output: Callable[[bytes], None
     return True
 
 
+def supervised(argv: list[str]) -> list[str]:
+    """``argv`` under :mod:`resume_kit.supervisor` (isolated, no site-packages), which stops
+    the command's process group when this process dies, even by SIGKILL; as is off POSIX."""
+    import sys
+
+    if os.name != "posix" or not sys.executable:
+        return argv
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "supervisor.py")
+    return [sys.executable, "-I", "-S", script, str(os.getpid()), *argv]
+
+
 def run_command(
     command: str,
     *,
@@ -236,7 +247,7 @@ def run_command(
     with _create_log(log_path) as handle:
         sink = OutputSink(handle)
         proc = subprocess.Popen(
-            [SHELL, "-c", command],
+            supervised([SHELL, "-c", command]),
             cwd=cwd,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
@@ -244,7 +255,7 @@ def run_command(
             start_new_session=True,
             env=command_env() if env is None else env,
         )
-        pgid = proc.pid  # start_new_session: the shell leads its own group
+        pgid = proc.pid  # start_new_session: the supervisor leads the command's group
         if on_start is not None:
             on_start(pgid)
         assert proc.stdout is not None

@@ -4,6 +4,7 @@ through the real CLI."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import signal
 import subprocess
@@ -166,6 +167,9 @@ def test_resuming_waits_for_a_verify_command_that_outlived_the_killed_run(repo: 
     try:
         _poll("the command to start", (repo / "started").exists)
         _poll("the claim to name its process group", lambda: '"pgid"' in claim.read_text())
+        # The supervisor (the group's leader) would stop the command with the run: kill it
+        # too, so the command outlives the run as it did before there was one.
+        os.kill(json.loads(claim.read_text())["pgid"], signal.SIGKILL)
         proc.send_signal(signal.SIGKILL)
         assert proc.wait() == -signal.SIGKILL
         with pytest.raises(ResumeKitError) as still_running:  # no time to wait: refused

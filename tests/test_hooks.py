@@ -98,9 +98,7 @@ def test_post_commit_records_a_snapshot_in_the_background(repo: Path) -> None:
     def written() -> list[Path]:
         return sorted(snapshots.glob("*.json")) if snapshots.is_dir() else []
 
-    assert wait_for(lambda: bool(written())), (
-        repo / ".resume-kit/cache/post-commit.log"
-    ).read_text()
+    assert wait_for(lambda: bool(written())), hooks.post_commit_log(repo).read_text()
     head = git(repo, "rev-parse", "HEAD").stdout.strip()
 
     def snapshot_of_head() -> bool:

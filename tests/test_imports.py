@@ -187,7 +187,13 @@ def test_hook_run_post_commit_only_starts_the_snapshot(workspace: Path, tmp_path
     assert heavy(found, NEVER | RENDERING | READING | {"rich"}) == []
 
 
-HOOK_HELPERS = {"resume_kit.cachedir", "resume_kit.safefs", "resume_kit.errors"}
+HOOK_ENTRY = {
+    "resume_kit",
+    "resume_kit.gitcmd",
+    "resume_kit.errors",
+    "resume_kit.cachedir",
+    "resume_kit.safefs",
+}
 
 
 def _message(tmp_path: Path) -> Path:
@@ -197,15 +203,16 @@ def _message(tmp_path: Path) -> Path:
 
 
 def test_installed_hook_entry_imports_nothing_but_itself(workspace: Path, tmp_path: Path) -> None:
-    """What the installed prepare-commit-msg hook runs: ``python -S -c BOOTSTRAP``."""
+    """What the installed prepare-commit-msg hook runs: ``python -I -S -c BOOTSTRAP``."""
     message = _message(tmp_path)
     out = tmp_path / "modules.json"
     code = f"OUT = {str(out)!r}\n" + HOOK_WRAPPER
-    argv = [sys.executable, "-S", "-c", code, package_parent(), "prepare-commit-msg", str(message)]
-    found = modules_after(argv, workspace, out)
+    argv = [sys.executable, "-I", "-S", "-c", code, package_parent(), "prepare-commit-msg"]
+    found = modules_after([*argv, "--repo", str(workspace), str(message)], workspace, out)
     assert "Resume-Unit: alpha" in message.read_text()  # it did its full work
-    # the cache folder and the safe open: small modules of os-level code (docs/security.md)
-    assert third_party(found) == {"resume_kit", "resume_kit.hookentry", *HOOK_HELPERS}
+    # gitcmd (the git overrides), the cache folder and the safe open: small modules of
+    # os-level code (docs/security.md)
+    assert third_party(found) == {*HOOK_ENTRY, "resume_kit.hookentry"}
     assert {"subprocess", "typing", "site", "pathlib"}.isdisjoint(found)
 
 
@@ -216,5 +223,5 @@ def test_python_m_hookentry(workspace: Path, tmp_path: Path) -> None:
     found = modules_after([*argv, "prepare-commit-msg", str(message)], workspace, out)
     assert "Resume-Unit: alpha" in message.read_text()
     # run as __main__ by runpy; setuptools' _distutils_hack comes with site, not with us
-    assert third_party(found) - {"_distutils_hack"} == {"resume_kit", *HOOK_HELPERS}
+    assert third_party(found) - {"_distutils_hack"} == HOOK_ENTRY
     assert "subprocess" not in found

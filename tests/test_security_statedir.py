@@ -19,8 +19,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
-
+from resume_kit import hooks
 from tests.conftest import Result
 from tests.hostile import (
     hostile_clone,
@@ -98,7 +97,8 @@ def commit_with_hooks(clone: Path, done: Callable[[], bool]) -> None:
 
 
 def post_commit_log(clone: Path) -> Callable[[], bool]:
-    log = clone / ".resume-kit" / "cache" / "post-commit.log"
+    """True once the detached post-commit snapshot wrote to its log (in the user's cache)."""
+    log = hooks.post_commit_log(clone)
     return lambda: log.is_file() and log.stat().st_size > 0
 
 
@@ -148,7 +148,7 @@ def test_snapshot_pruning_never_deletes_through_a_symlinked_snapshots_folder(
         run_user("snapshot", "--trigger", "post-commit", cwd=clone), ".resume-kit/snapshots"
     )
     commit_with_hooks(clone, post_commit_log(clone))
-    assert "snapshots is a symlink" in (clone / ".resume-kit/cache/post-commit.log").read_text()
+    assert "snapshots is a symlink" in hooks.post_commit_log(clone).read_text()
     assert listing(isolated_home) == before
 
 
@@ -194,12 +194,6 @@ def test_a_symlinked_state_folder_is_refused_by_every_command(
     assert listing(isolated_home) == before
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the post-commit shell script (hooks workstream) still runs `mkdir .resume-kit/cache` "
-    "and `2>.resume-kit/cache/post-commit.log` through the symlink; the snapshot it starts "
-    "refuses with one line",
-)
 def test_git_commit_with_hooks_writes_nothing_through_a_symlinked_state_folder(
     tmp_path: Path, isolated_home: Path
 ) -> None:
@@ -209,8 +203,7 @@ def test_git_commit_with_hooks_writes_nothing_through_a_symlinked_state_folder(
     )
     install_hooks_for_every_repository(isolated_home)
     before = listing(isolated_home)
-    log = isolated_home / "cache" / "post-commit.log"  # where the redirect lands today
-    commit_with_hooks(clone, lambda: log.is_file() and log.stat().st_size > 0)
+    commit_with_hooks(clone, post_commit_log(clone))
     assert listing(isolated_home) == before
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -58,6 +59,9 @@ def test_a_unit_being_verified_is_not_started_twice(repo: Path) -> None:
 
 
 def test_the_command_of_a_killed_verify_keeps_its_unit_claimed(repo: Path) -> None:
+    """The supervisor normally stops the command when verify-next dies
+    (tests/test_security_hooks.py); with the supervisor SIGKILLed too, the command outlives
+    both, and the claim says which process group still runs and how to stop it."""
     fifo = _blocking_unit(repo)
     first = _start_verify(repo)
     _wait_for(repo.parent / "started")
@@ -66,6 +70,7 @@ def test_the_command_of_a_killed_verify_keeps_its_unit_claimed(repo: Path) -> No
     while '"pgid"' not in lock.read_text():
         assert time.monotonic() < deadline
         time.sleep(0.01)
+    os.kill(json.loads(lock.read_text())["pgid"], signal.SIGKILL)  # the supervisor leads it
     first.kill()
     first.communicate(timeout=30)
     second = run_cli("verify-next", cwd=repo, env=TRUST_ALL)

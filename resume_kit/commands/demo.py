@@ -380,9 +380,10 @@ def _run_and_kill(root: Path) -> CliResult:
 
 def _wait_for_orphans(root: Path, unit_ids: list[str], timeout_s: float = 60.0) -> list[str]:
     """Wait until the commands of ``unit_ids`` that outlived the killed run have ended; the
-    units that had to be waited for. A SIGKILL of resume-kit does not reach a verify command
-    (it runs in its own process group), and resume-kit starts no unit whose command still
-    runs, so resuming at once could refuse the unit the kill cut short."""
+    units that had to be waited for. A SIGKILL of resume-kit reaches a verify command only
+    through its supervisor, which stops the command's group within seconds, and resume-kit
+    starts no unit whose command still runs, so resuming at once could refuse the unit the
+    kill cut short."""
     from resume_kit.errors import LockError
     from resume_kit.paths import find_layout
     from resume_kit.verify import claim_unit
@@ -433,9 +434,9 @@ def _killed_run(story: Story) -> None:
             else ""
         )
         + (
-            f" The command of {_id_list(outlived)} outlived the kill (it runs in its own "
-            "process group), and resume-kit starts no unit whose command still runs, so the "
-            "demo let it finish first."
+            f" The command of {_id_list(outlived)} was still being stopped (resume-kit's "
+            "supervisor ends it when resume-kit dies), and resume-kit starts no unit whose "
+            "command still runs, so the demo waited for it."
             if outlived
             else ""
         )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 from resume_kit import hooks
 from resume_kit.paths import find_layout
@@ -56,27 +57,30 @@ def status(json_out: bool) -> int:
     return 0
 
 
-def run_hook(name: str, args: Sequence[str]) -> int:
+def run_hook(name: str, args: Sequence[str], repo: Path | None = None) -> int:
     """What an installed hook does, for the PATH fallback and the pre-commit framework.
 
-    Fail-open: every path returns 0 except a pre-push check of a unit whose verify fails.
+    ``repo`` is the work tree (default: the one around the current directory). Fail-open:
+    every path returns 0 except a pre-push check of a unit whose verify fails.
     """
     if name == "prepare-commit-msg":
         from resume_kit.hookentry import prepare_commit_msg
 
-        return prepare_commit_msg(list(args))
+        return prepare_commit_msg(list(args), str(repo) if repo is not None else ".")
     if name == "post-commit":
-        return _spawn_snapshot()
+        return _spawn_snapshot(repo)
     if name == "pre-push":
         from resume_kit.unitcheck import pre_push_check
 
-        return pre_push_check()
+        return pre_push_check(repo)
     info(f"resume-kit: hook run: unknown hook {name!r} (ignored)")
     return 0
 
 
-def _spawn_snapshot() -> int:
-    """Start `snapshot --trigger post-commit` detached and return at once (fail-open)."""
+def _spawn_snapshot(repo: Path | None) -> int:
+    """Start the post-commit snapshot detached and return at once (fail-open): the installed
+    interpreter isolated (``-I``), from ``/``, with the work tree as ``--repo``; it writes its
+    own log in the user's cache directory (:func:`resume_kit.hooks.post_commit_log`)."""
     import os
     import subprocess
     import sys
@@ -84,30 +88,27 @@ def _spawn_snapshot() -> int:
     from resume_kit.gitcmd import clean_git_env
 
     try:
-        layout = find_layout()
+        layout = find_layout(repo)
         if not layout.state_dir.is_dir():
             return 0
-        log_dir = layout.cache
-        log_dir.mkdir(exist_ok=True)
-        with open(log_dir / "post-commit.log", "wb") as log:
-            subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "resume_kit",
-                    "snapshot",
-                    "--quiet",
-                    "--trigger",
-                    "post-commit",
-                ],
-                cwd=layout.root,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=log,
-                env=clean_git_env(),
-                start_new_session=os.name != "nt",
-                close_fds=True,
-            )
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-I",
+                "-m",
+                "resume_kit.hookentry",
+                "post-commit",
+                "--repo",
+                str(layout.root),
+            ],
+            cwd=os.path.abspath(os.sep),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=clean_git_env(),
+            start_new_session=os.name != "nt",
+            close_fds=True,
+        )
     except Exception as exc:  # fail-open
         info(f"resume-kit: post-commit: no snapshot: {exc}")
     return 0

@@ -43,10 +43,10 @@ def _record(
     return 0
 
 
-def run(json_out: bool, quiet: bool, trigger: str) -> int:
+def run(json_out: bool, quiet: bool, trigger: str, start: Path | None = None) -> int:
+    """``start``: a folder in the work tree (default: the current directory)."""
     if trigger not in HOOK_TRIGGERS:
-        return _record(json_out, quiet, trigger, None, None)
-    start: Path | None = None
+        return _record(json_out, quiet, trigger, start, None)
     transcript_path: Path | None = None
     try:
         if trigger == "pre-compact":

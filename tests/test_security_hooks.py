@@ -1,0 +1,480 @@
+"""Hooks run nothing from the work tree, git runs no program the repository configured, and a
+verify command dies with resume-kit (issue 12 items 3, 4 (the post-commit log), 14, 17, 18).
+
+Every attack is built for real: an attacker's repository, a ``git clone`` of it, then the
+victim's ordinary commands (``resume-kit hook install``, ``git commit``, ``resume-kit brief``).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from resume_kit import hooks
+from tests.hostile import (
+    hostile_clone,
+    install_hooks_for_every_repository,
+    plant_user_secrets,
+    run_user,
+    user_git,
+)
+
+PROGRESS = """\
+schema_version: 1
+goal: Extract the contracts
+units:
+  - id: doc-001
+    title: First
+    status: done
+    verify: "true"
+  - id: doc-002
+    title: Second
+    status: in_progress
+    verify: "true"
+"""
+
+# Module names a repository can plant at its root to be imported by a Python that has the
+# work tree on sys.path: resume-kit's own package, modules every interpreter imports early,
+# and ordinary project files (a Django project has its own secrets.py).
+PLANTED = (
+    "resume_kit/__init__.py",
+    "__future__.py",
+    "secrets.py",
+    "site.py",
+    "typing.py",
+    "json/__init__.py",
+)
+
+
+def planted_modules(marks: Path) -> dict[str, str]:
+    """Each planted module writes ``marks/<its path>`` when imported (outside the clone)."""
+    marks.mkdir(parents=True, exist_ok=True)
+    return {
+        rel: (
+            "import os as _os\n"
+            f"open(_os.path.join({str(marks)!r}, {rel.replace('/', '_')!r}), 'a').close()\n"
+        )
+        for rel in PLANTED
+    }
+
+
+def markers(marks: Path) -> list[str]:
+    return sorted(p.name for p in marks.iterdir())
+
+
+def wait_for(predicate, seconds: float = 20.0) -> bool:  # type: ignore[no-untyped-def]
+    """Poll ``predicate`` until it holds or the deadline passes (bounded, no fixed sleep)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return bool(predicate())
+
+
+def head(root: Path) -> str:
+    return user_git(root, "rev-parse", "HEAD").stdout.strip()
+
+
+def snapshot_of(root: Path, commit: str) -> bool:
+    """Whether a post-commit snapshot of ``commit`` has been stored."""
+    snapshots = root / ".resume-kit" / "snapshots"
+    if not snapshots.is_dir():
+        return False
+    for path in sorted(snapshots.glob("*.json")):
+        try:
+            data = json.loads(path.read_text())
+        except ValueError:
+            continue  # still being renamed into place
+        if data.get("trigger") == "post-commit" and data.get("repo", {}).get("head") == commit:
+            return True
+    return False
+
+
+def user_commit(root: Path, text: str = "work\n") -> None:
+    (root / "work.txt").write_text(f"{text}{time.monotonic_ns()}\n")
+    assert user_git(root, "add", "work.txt").returncode == 0
+    proc = user_git(root, "commit", "-q", "-m", "work")
+    assert proc.returncode == 0, proc.stderr
+
+
+def trailer(root: Path) -> str:
+    return user_git(root, "log", "-1", "--format=%(trailers:key=Resume-Unit,valueonly)").stdout
+
+
+# --------------------------------------------------------------------------- item 3: imports
+
+
+def test_git_hooks_import_nothing_from_the_work_tree(tmp_path: Path) -> None:
+    marks = tmp_path / "marks"
+    files = {".resume-kit/progress.yaml": PROGRESS, **planted_modules(marks)}
+    victim = hostile_clone(tmp_path, files)
+    result = run_user("hook", "install", cwd=victim)
+    assert result.code == 0, result.stderr
+    user_commit(victim)
+    commit = head(victim)
+    assert trailer(victim).strip() == "doc-002"
+    log = hooks.post_commit_log(victim)
+    assert wait_for(lambda: snapshot_of(victim, commit)), (
+        log.read_text() if log.exists() else "no log"
+    )
+    assert markers(marks) == []
+
+
+def test_hook_run_entries_import_nothing_from_the_work_tree(tmp_path: Path) -> None:
+    """The pre-commit framework's entries (`resume-kit hook run NAME`) as git would run them."""
+    marks = tmp_path / "marks"
+    files = {".resume-kit/progress.yaml": PROGRESS, **planted_modules(marks)}
+    victim = hostile_clone(tmp_path, files)
+    message = victim / ".git" / "COMMIT_EDITMSG"
+    message.write_text("subject\n")
+    result = run_user("hook", "run", "prepare-commit-msg", ".git/COMMIT_EDITMSG", cwd=victim)
+    assert (result.code, result.stderr) == (0, "")
+    assert "Resume-Unit: doc-002" in message.read_text()
+    result = run_user("hook", "run", "post-commit", cwd=victim)
+    assert (result.code, result.stdout, result.stderr) == (0, "", "")
+    commit = head(victim)
+    assert wait_for(lambda: snapshot_of(victim, commit))
+    assert markers(marks) == []
+
+
+def test_agent_hooks_import_nothing_from_the_work_tree(tmp_path: Path) -> None:
+    marks = tmp_path / "marks"
+    files = {".resume-kit/progress.yaml": PROGRESS, **planted_modules(marks)}
+    victim = hostile_clone(tmp_path, files)
+    payload = json.dumps({"cwd": str(victim), "source": "startup"})
+    brief = run_user("brief", "--format", "claude-hook", cwd=victim, input=payload)
+    assert brief.code == 0, brief.stderr
+    assert "doc-002" in brief.stdout
+    pre_compact = run_user(
+        "snapshot", "--quiet", "--trigger", "pre-compact", cwd=victim, input=payload
+    )
+    assert (pre_compact.code, pre_compact.stderr) == (0, "")
+    assert markers(marks) == []
+
+
+def test_a_global_hooks_path_arms_no_clone(tmp_path: Path, isolated_home: Path) -> None:
+    """With hooks installed in the user's global core.hooksPath, a commit in a fresh clone of a
+    hostile repository still runs nothing from it (and still gets its trailer and snapshot)."""
+    global_hooks = isolated_home / "githooks"
+    assert (
+        user_git(tmp_path, "config", "--global", "core.hooksPath", str(global_hooks)).returncode
+        == 0
+    )
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    assert user_git(mine, "init", "-q").returncode == 0
+    assert run_user("hook", "install", cwd=mine).code == 0
+    assert (global_hooks / "post-commit").is_file()
+    marks = tmp_path / "marks"
+    files = {".resume-kit/progress.yaml": PROGRESS, **planted_modules(marks)}
+    victim = hostile_clone(tmp_path, files)
+    user_commit(victim)
+    commit = head(victim)
+    assert trailer(victim).strip() == "doc-002"
+    assert wait_for(lambda: snapshot_of(victim, commit))
+    assert markers(marks) == []
+
+
+# --------------------------------------------------------------------------- item 4: the log
+
+
+@pytest.mark.parametrize("how", ["git commit", "hook run"])
+@pytest.mark.parametrize("link", ["log", "cache"])
+def test_the_post_commit_log_follows_no_committed_symlink(
+    tmp_path: Path, isolated_home: Path, how: str, link: str
+) -> None:
+    secrets = plant_user_secrets(isolated_home)
+    before = secrets["bashrc"].read_bytes()
+    symlinks = (
+        {".resume-kit/cache/post-commit.log": str(secrets["bashrc"])}
+        if link == "log"
+        else {".resume-kit/cache": str(isolated_home)}
+    )
+    if how == "git commit":
+        # hooks for every repository: resume-kit refuses to install into a clone whose
+        # state folder holds a symlink
+        install_hooks_for_every_repository(isolated_home)
+    victim = hostile_clone(tmp_path, {".resume-kit/progress.yaml": PROGRESS}, symlinks=symlinks)
+    refused = ""
+    if how == "git commit":
+        user_commit(victim)
+    else:
+        entry = run_user("hook", "run", "post-commit", cwd=victim)
+        assert entry.code == 0
+        refused = entry.stderr  # a symlinked cache/ is refused before anything is spawned
+    commit = head(victim)
+    log = hooks.post_commit_log(victim)
+    # done when the snapshot is stored, or when it was refused with a line in the log or here
+    assert wait_for(
+        lambda: (
+            snapshot_of(victim, commit)
+            or (log.exists() and log.stat().st_size > 0)
+            or "is a symlink" in refused
+        )
+    )
+    assert secrets["bashrc"].read_bytes() == before
+    assert not (isolated_home / "post-commit.log").exists()
+    if log.exists():
+        assert log.is_file() and not log.is_symlink()
+        assert log.stat().st_mode & 0o077 == 0
+    else:
+        assert refused.count("\n") == 1
+
+
+# --------------------------------------------------------------------------- item 14: git config
+
+# Records its first argument when any process between it and the test is resume-kit (the user's
+# own `git commit` runs the repository's filters too: that is git's behaviour, not ours). It
+# reads nothing: a long-running filter ("process") would wait for it forever.
+EVIL = """\
+#!/bin/sh
+pid=$$
+while [ "$pid" -gt 1 ] && [ "$pid" != "{stop}" ]; do
+    if tr '\\0' ' ' < /proc/$pid/cmdline 2>/dev/null | grep -q 'resume[-_]kit'; then
+        echo "$1" >> {hits}
+        break
+    fi
+    pid=$(sed 's/.*) //' /proc/$pid/stat | cut -d' ' -f2)
+done
+exit 0
+"""
+
+
+def _hostile_git_config(tmp_path: Path) -> tuple[Path, Path]:
+    import os
+
+    hits = tmp_path / "hits"
+    files = {
+        # verify-next fails the unit, so it stays in progress for the trailer of the commit
+        ".resume-kit/progress.yaml": PROGRESS.replace('verify: "true"\n', 'verify: "false"\n'),
+        ".gitattributes": "*.txt filter=evil diff=evil\n*.md filter=evil2\n",
+        "data.txt": "data\n",
+        "changed.txt": "before\n",
+        "notes.md": "notes\n",
+        "evil.sh": EVIL.format(stop=os.getpid(), hits=hits),
+        # pulled in by include.path from the repository's own config
+        "evil.gitconfig": '[filter "evil2"]\n\tclean = "$PWD/evil.sh" include-clean\n',
+    }
+    victim = hostile_clone(tmp_path, files, executable=("evil.sh",))
+    script = victim / "evil.sh"
+    with (victim / ".git" / "config").open("a") as config:
+        config.write(
+            f"[core]\n\tfsmonitor = {script} fsmonitor\n"
+            f'[filter "evil"]\n\tclean = {script} clean\n\tsmudge = {script} smudge\n'
+            f"\tprocess = {script} process\n"
+            f"[diff]\n\texternal = {script} diff-external\n"
+            f'[diff "evil"]\n\ttextconv = {script} textconv\n\tcommand = {script} diff-command\n'
+            f"[log]\n\tshowSignature = true\n[gpg]\n\tprogram = {script} gpg\n"
+            f'[trailer "x"]\n\tcommand = {script} trailer\n'
+            f"[status]\n\tsubmoduleSummary = true\n"
+            f"[include]\n\tpath = ../evil.gitconfig\n"
+        )
+    (victim / "evil.gitconfig").write_text(f'[filter "evil2"]\n\tclean = {script} include-clean\n')
+    (victim / "changed.txt").write_text("after\n")
+    return victim, hits
+
+
+def _make_stat_dirty_files(root: Path, names: tuple[str, ...]) -> None:
+    """Same content, new mtime: git must hash the files again, through their clean filter."""
+    import os
+
+    stamp = time.time() + 5
+    for name in names:
+        os.utime(root / name, (stamp, stamp))
+
+
+def _make_stat_dirty(root: Path) -> None:
+    _make_stat_dirty_files(root, ("data.txt", "notes.md"))
+
+
+def test_git_runs_no_program_the_repository_configured(tmp_path: Path) -> None:
+    victim, hits = _hostile_git_config(tmp_path)
+    for args in (
+        ("status",),
+        ("brief",),
+        ("snapshot",),
+        ("verify-next",),
+        ("brief", "--format", "claude-hook"),
+        ("snapshot", "--quiet", "--trigger", "pre-compact"),
+    ):
+        _make_stat_dirty(victim)
+        result = run_user(*args, cwd=victim, env={"RESUME_KIT_TRUST": "all"})
+        assert result.code in (0, 1, 3), (args, result.stderr)
+        assert not hits.exists(), (args, hits.read_text())
+    # the user's own `git add` cannot work with a filter "process" that speaks no protocol
+    config = victim / ".git" / "config"
+    config.write_text(config.read_text().replace("\tprocess =", "\t# process ="))
+    assert run_user("hook", "install", cwd=victim).code == 0
+    user_commit(victim)
+    commit = head(victim)
+    assert trailer(victim).strip() == "doc-002"
+    assert wait_for(lambda: snapshot_of(victim, commit))
+    assert not hits.exists(), hits.read_text()
+
+
+def test_the_attack_itself_runs_for_plain_git(tmp_path: Path) -> None:
+    """The hostile configuration is live: plain git, started from resume-kit's process tree,
+    runs it (so the test above would see it)."""
+    victim, hits = _hostile_git_config(tmp_path)
+    _make_stat_dirty(victim)
+    code = "import subprocess, sys; subprocess.run(['git', 'status'], cwd=sys.argv[1])"
+    import subprocess
+    import sys
+
+    subprocess.run([sys.executable, "-c", code, str(victim), "resume_kit"], check=True)
+    assert {"fsmonitor", "process"} <= set(hits.read_text().split())
+
+
+# --------------------------------------------------------------------------- item 18: the claim
+
+# Signals that it started (one file per run), then waits until the test releases it.
+WAIT_FOR_RELEASE = 'touch "started.$$"; while [ ! -f release ]; do sleep 0.02; done; echo released'
+
+
+def _waiting_unit_repo(tmp_path: Path) -> Path:
+    progress = PROGRESS.replace(
+        'status: in_progress\n    verify: "true"',
+        f"status: in_progress\n    verify: {json.dumps(WAIT_FOR_RELEASE)}",
+    )
+    assert WAIT_FOR_RELEASE in progress.replace('\\"', '"')
+    return hostile_clone(tmp_path, {".resume-kit/progress.yaml": progress})
+
+
+def _started(root: Path) -> list[Path]:
+    return sorted(root.glob("started.*"))
+
+
+@pytest.mark.parametrize("first", [("hook", "run", "pre-push"), ("verify-next",), ("stop-check",)])
+def test_unitcheck_and_verify_next_never_run_the_same_unit_at_once(
+    tmp_path: Path, first: tuple[str, ...]
+) -> None:
+    import os
+    import subprocess
+
+    from tests.hostile import RESUME_KIT
+
+    victim = _waiting_unit_repo(tmp_path)
+    env = dict(os.environ, RESUME_KIT_TRUST="all")
+    holder = subprocess.Popen(
+        [RESUME_KIT, *first],
+        cwd=victim,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert wait_for(lambda: len(_started(victim)) == 1)
+        others = [("hook", "run", "pre-push"), ("verify-next",), ("stop-check",)]
+        for args in others:
+            result = run_user(
+                *args, cwd=victim, env={"RESUME_KIT_TRUST": "all"}, input="{}", timeout=20
+            )
+            assert "already being verified" in result.stderr, (args, result)
+            assert len(_started(victim)) == 1, args
+            # fail-open for the hooks, a one-line error for verify-next
+            assert result.code == (2 if args == ("verify-next",) else 0), (args, result)
+        (victim / "release").touch()
+        holder.wait(timeout=60)
+    finally:
+        (victim / "release").touch()
+        if holder.poll() is None:
+            holder.kill()
+            holder.wait()
+    assert holder.returncode == 0, holder.stderr.read() if holder.stderr else ""
+    assert len(_started(victim)) == 1
+
+
+# --------------------------------------------------------------------------- item 17: orphans
+
+# Writes its process group id, then loops until the test releases it (never, while it is alive).
+LOOP_UNTIL_RELEASE = (
+    "ps -o pgid= -p $$ | tr -d ' ' > pgid.tmp && mv pgid.tmp pgid; "
+    "while [ ! -f release ]; do sleep 0.05; done"
+)
+
+
+def _group_alive(pgid: int) -> bool:
+    from resume_kit.store import group_alive
+
+    return group_alive(pgid)
+
+
+@pytest.mark.parametrize("detection", ["parent-death signal", "getppid poll"])
+@pytest.mark.parametrize("command", [("verify-next",), ("run",)])
+def test_a_killed_verify_takes_its_command_with_it(
+    tmp_path: Path, detection: str, command: tuple[str, ...]
+) -> None:
+    import os
+    import signal
+    import subprocess
+
+    from resume_kit.supervisor import FORCE_POLL_ENV
+    from tests.hostile import RESUME_KIT
+
+    progress = PROGRESS.replace(
+        'status: in_progress\n    verify: "true"',
+        f"status: in_progress\n    verify: {json.dumps(LOOP_UNTIL_RELEASE)}",
+    )
+    victim = hostile_clone(tmp_path, {".resume-kit/progress.yaml": progress})
+    env = dict(os.environ, RESUME_KIT_TRUST="all")
+    if detection == "getppid poll":
+        env[FORCE_POLL_ENV] = "1"  # the macOS / BSD path, forced on Linux
+    first = subprocess.Popen(
+        [RESUME_KIT, *command],
+        cwd=victim,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        assert wait_for(lambda: (victim / "pgid").exists())
+        pgid = int((victim / "pgid").read_text())
+        assert _group_alive(pgid)
+        first.send_signal(signal.SIGKILL)
+        first.wait(timeout=30)
+        started = time.monotonic()
+        assert wait_for(lambda: not _group_alive(pgid), seconds=10), (
+            f"process group {pgid} outlived the killed resume-kit"
+        )
+        gone_after = time.monotonic() - started
+    finally:
+        (victim / "release").touch()
+        if first.poll() is None:
+            first.kill()
+            first.wait()
+    assert gone_after < 5
+    # the unit is no longer claimed: the next verify-next runs it (released now: it passes)
+    result = run_user("verify-next", cwd=victim, env={"RESUME_KIT_TRUST": "all"})
+    assert result.code == 0, result.stderr
+
+
+def test_a_filter_driver_that_cannot_be_switched_off_stops_git_before_it_starts(
+    tmp_path: Path,
+) -> None:
+    import os
+
+    hits = tmp_path / "hits"
+    files = {
+        ".resume-kit/progress.yaml": PROGRESS,
+        ".gitattributes": "*.txt filter=a=b\n",
+        "data.txt": "data\n",
+        "evil.sh": EVIL.format(stop=os.getpid(), hits=hits),
+    }
+    victim = hostile_clone(tmp_path, files, executable=("evil.sh",))
+    with (victim / ".git" / "config").open("a") as config:
+        config.write(f'[filter "a=b"]\n\tclean = {victim / "evil.sh"} clean\n')
+    _make_stat_dirty_files(victim, ("data.txt",))
+    # the git reader reports why it has no facts; nothing ran
+    result = run_user("snapshot", cwd=victim)
+    assert result.code == 0, result.stderr
+    assert "cannot switch off" in result.stdout
+    for args in (("status",), ("brief",), ("verify-next",)):
+        result = run_user(*args, cwd=victim, env={"RESUME_KIT_TRUST": "all"})
+        assert "Traceback" not in result.stderr and result.code != 70, (args, result)
+    assert not hits.exists(), hits.read_text()
