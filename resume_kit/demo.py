@@ -79,7 +79,6 @@ try:
         record[key] = fields[key]
 except Exception:
     import traceback  # only a failure needs it
-
     log.write(f"{stamp} ERROR extract: {path}: extraction failed\\n{traceback.format_exc()}")
     raise
 os.makedirs("out", exist_ok=True)
@@ -135,15 +134,13 @@ class CliResult:
 
 
 def spawn(root: Path, *args: str, **streams: Any) -> subprocess.Popen[str]:
-    """``resume-kit ARGS`` (this interpreter's) started in ``root``, with no blanket trust
-    (approvals come from ``plan``), no leaked repository variables and no colour."""
+    """``resume-kit ARGS`` in ``root``: no blanket trust (``plan`` approved), no leaked git vars."""
     from resume_kit.gitcmd import LEAKED_GIT_VARS
 
     drop = {*LEAKED_GIT_VARS, "RESUME_KIT_TRUST", "RESUME_KIT_DEBUG", "FORCE_COLOR"}
     env = {**{k: v for k, v in os.environ.items() if k not in drop}, "NO_COLOR": "1"}
-    cmd = [sys.executable, "-m", "resume_kit", *args]
     streams |= {"cwd": root, "env": env, "stdin": subprocess.DEVNULL, "errors": "replace"}
-    return subprocess.Popen(cmd, encoding="utf-8", **streams)
+    return subprocess.Popen([sys.executable, "-m", "resume_kit", *args], text=True, **streams)
 
 
 def off_script(what: str, root: Path) -> ResumeKitError:
@@ -182,7 +179,6 @@ def done_ids(root: Path) -> list[str]:
 class BuildReport:
     commands: list[CliResult]  # every resume-kit command run, in order
     commits: list[str]  # "sha subject", oldest first
-    done: int
     failure: str  # the output of the run that stopped at contract 137
     seconds: float
 
@@ -224,4 +220,4 @@ def build_workspace(root: Path) -> BuildReport:
     extract.write_text(extract_half_edited(extract.read_text(encoding="utf-8")), encoding="utf-8")
     commits = git(root, "log", "--reverse", "--format=%h %s").splitlines()
     seconds = time.monotonic() - started
-    return BuildReport(commands, commits, len(done_ids(root)), stopped.stdout, seconds)
+    return BuildReport(commands, commits, stopped.stdout, seconds)

@@ -9,9 +9,9 @@ import signal
 import subprocess
 import sys
 import tempfile
-import textwrap
 import time
 from pathlib import Path
+from textwrap import indent, wrap
 
 from resume_kit import demo
 from resume_kit.errors import EXIT_USAGE, LockError, ResumeKitError
@@ -23,6 +23,7 @@ resume-kit demo: an interrupted batch job, resumed
 Goal of the job: {goal}. Each contract is one unit, proved done by its own command (extract.py
 writes out/NNN.json, check.sh checks it). The batch stopped at contract 137 and the session fixing
 it died half way. Every command below is the real CLI, run in {root}; nothing is simulated.
+Building the workspace: 200 contracts, `init`, `plan` and two `resume-kit run`s …
 # what the interrupted session left behind
 Built in {seconds:.1f} s: a git repo, 200 contracts, a progress file made by `init` and `plan` (so
 its verify commands are approved here). `resume-kit run` verified {done} contracts and stopped
@@ -48,14 +49,12 @@ stopped, and nothing that passed runs again.
 For whoever continues: progress has moved on, the next unit is the first one not done, and the old
 KeyError is still quoted, as a fact of logs/extract.log.
 # what to try next
-The demo took {took:.0f} s. The workspace stays; explore it: `cd {root}`, then `resume-kit status`,
-`resume-kit brief --format json`, `resume-kit run` (finishes the batch; Ctrl-C stops it cleanly),
-`git diff extract.py` (the fix, still uncommitted); `resume-kit demo {root}` rebuilds it."""
+The demo took {took:.0f} s. The workspace stays: `cd {root}`, then try `resume-kit status`, `resume-kit
+run` (finishes the batch), `git diff extract.py` (the fix); `resume-kit demo {root}` rebuilds it."""
 
 
 def prepare_folder(directory: Path | None) -> tuple[Path, bool]:
-    """(root, whether an earlier demo was replaced): a new temporary folder without ``directory``;
-    a missing one is made, an empty one used, an earlier demo rebuilt, anything else refused."""
+    """(root, replaced?): no DIR, a temp folder; a new or empty one; an earlier demo, rebuilt."""
     if directory is None:
         return Path(tempfile.mkdtemp(prefix="resume-kit-demo-")).resolve(), False
     path = directory.expanduser().resolve()
@@ -72,9 +71,9 @@ def prepare_folder(directory: Path | None) -> tuple[Path, bool]:
     return path, bool(entries)
 
 
-def say(text: str = "", indent: str = "") -> None:
+def say(text: str = "", prefix: str = "") -> None:
     for line in text.split("\n"):
-        sys.stdout.write(f"{indent}{line}\n" if line else "\n")
+        sys.stdout.write(f"{prefix}{line}\n" if line else "\n")
 
 
 def step(number: int, **values: object) -> None:
@@ -82,7 +81,7 @@ def step(number: int, **values: object) -> None:
     title, why = STORY.split("\n# ")[number].format(**values).split("\n", 1)
     heading = f"Step {number} of {STORY.count(chr(10) + '# ')}: {title}" if number else title
     say(f"\n{heading}\n{'-' * len(heading)}" if number else f"{heading}\n{'=' * len(heading)}")
-    say("\n".join(textwrap.wrap(why, 88, break_on_hyphens=False)) + "\n")
+    say("\n".join(wrap(why, 88, break_on_hyphens=False)) + "\n")
 
 
 def show(result: demo.CliResult) -> None:
@@ -91,27 +90,8 @@ def show(result: demo.CliResult) -> None:
     say(f"  [exit {result.code} · {result.seconds:.1f} s]\n")
 
 
-def _run_logs(root: Path) -> list[Path]:
-    return list((root / ".resume-kit" / "runs").glob("*.log"))  # one per verify run
-
-
-def _run_and_kill(root: Path) -> demo.CliResult:
-    """``resume-kit run`` (one unit at a time), SIGKILLed once KILL_AFTER units have started and
-    one more is under way, as a closed laptop or the OOM killer would: no clean-up."""
-    logs_before, started = len(_run_logs(root)), time.monotonic()
-    with tempfile.TemporaryFile("w+") as output:
-        with demo.spawn(root, "run", stdout=output, stderr=subprocess.STDOUT) as proc:
-            while proc.poll() is None and len(_run_logs(root)) - logs_before <= KILL_AFTER:
-                time.sleep(0.02)
-            proc.kill()
-        output.seek(0)
-        code = 128 - proc.returncode if proc.returncode < 0 else proc.returncode
-        return demo.CliResult(("run",), code, output.read(), "", time.monotonic() - started)
-
-
 def _wait_for_orphans(root: Path, unit_ids: list[str], timeout_s: float = 60.0) -> None:
-    """Wait for the commands of ``unit_ids`` that outlived the killed run (SIGKILL does not reach
-    their process group): resume-kit refuses a unit whose command still runs."""
+    """Wait out commands of ``unit_ids`` that outlived a killed run: resume-kit would refuse them."""
     from resume_kit.paths import find_layout
     from resume_kit.verify import claim_unit
 
@@ -128,23 +108,31 @@ def _wait_for_orphans(root: Path, unit_ids: list[str], timeout_s: float = 60.0) 
 
 
 def _killed_run(root: Path) -> None:
-    done_before = demo.done_ids(root)
-    killed = _run_and_kill(root)
+    """``resume-kit run`` SIGKILLed (no clean-up, as by the OOM killer) mid-unit, then resumed."""
+    done_before, runs = demo.done_ids(root), root / ".resume-kit" / "runs"  # a log per verify run
+    logs_before, started = len(list(runs.glob("*.log"))), time.monotonic()
+    with tempfile.TemporaryFile("w+") as output:
+        with demo.spawn(root, "run", stdout=output, stderr=subprocess.STDOUT) as proc:
+            while proc.poll() is None and len(list(runs.glob("*.log"))) - logs_before <= KILL_AFTER:
+                time.sleep(0.02)
+            proc.kill()
+        output.seek(0)
+        code = 128 - proc.returncode if proc.returncode < 0 else proc.returncode
+        killed = demo.CliResult(("run",), code, output.read(), "", time.monotonic() - started)
     show(killed)
     if killed.code != 128 + signal.SIGKILL:
         raise demo.off_script(f"`resume-kit run` ended by itself (exit {killed.code})", root)
     done = demo.done_ids(root)
     passed = [u for u in done if u not in done_before]
     nxt = next(u for n in range(1, demo.DOC_COUNT + 1) if (u := demo.unit_id(n)) not in done)
-    cut_short = [nxt] if list((root / ".resume-kit" / "runs").glob(f"{nxt}-*.log")) else []
+    cut_short = [nxt] if list(runs.glob(f"{nxt}-*.log")) else []
     _wait_for_orphans(root, cut_short)
     note = f"Killed with SIGKILL after {killed.seconds:.1f} s (exit {killed.code}). {len(passed)}"
     note += f" units had passed and were checkpointed at once: {', '.join(passed)}."
     note += f" {nxt} was still running: not marked done." if cut_short else ""
-    say("\n".join(textwrap.wrap(note, 88)) + "\n")
+    say("\n".join(wrap(note, 88)) + "\n")
     show(demo.run_cli(root, "run", "--max-units", "5", merged=True, expect=0))
-    say("The resumed run started with the first unit not done; none that passed before the kill")
-    say("ran again (each still has one run log in .resume-kit/runs/).\n")
+    say("It started at the first unit not done; none that passed before the kill ran again.\n")
 
 
 def run(directory: Path | None) -> int:
@@ -158,15 +146,12 @@ def run(directory: Path | None) -> int:
         show(demo.run_cli(root, *args, merged=True, expect=expect))
 
     step(0, goal=demo.GOAL, root=f"{root}" + (" (an earlier demo was replaced)" * rebuilt))
-    say("Building the workspace: 200 contracts, `init`, `plan` and two `resume-kit run`s …")
     report = demo.build_workspace(root)
-    step(1, seconds=report.seconds, done=report.done)
+    step(1, seconds=report.seconds, done=len(demo.done_ids(root)))
     history = [f"$ {r.typed}   # exit {r.code}" for r in report.commands]
     history += ["", "git log --oneline (oldest first):", *(f"  {c}" for c in report.commits)]
-    say("the commands that ran, and the history:")
-    say("\n".join(history) + "\n", "  ")
-    say("the last batch stopped here:")
-    say(report.failure.rstrip("\n") + "\n", "  ")
+    say("the commands that ran, and the history:\n" + indent("\n".join(history), "  "))
+    say(f"\nthe last batch stopped here:\n{indent(report.failure, '  ')}")
     step(2)
     cli("snapshot")
     step(3)
@@ -176,14 +161,13 @@ def run(directory: Path | None) -> int:
     step(5)
     extract = root / "extract.py"
     extract.write_text(demo.extract_fixed(extract.read_text(encoding="utf-8")), encoding="utf-8")
-    say("git diff extract.py (the interrupted session's half and the fix):")
-    say(demo.git(root, "diff", "--no-ext-diff", "--no-color", "extract.py") + "\n", "  ")
+    diff = demo.git(root, "diff", "--no-ext-diff", "--no-color", "extract.py")
+    say(f"git diff extract.py (the session's half and the fix):\n{indent(diff, '  ')}\n")
     step(6)
     cli("verify-next")
     progress = (root / ".resume-kit" / "progress.yaml").read_text(encoding="utf-8")
     unit = progress.split(f"\n  - id: {quirk}\n", 1)[1].split("\n  - id: ", 1)[0]
-    say(f"{quirk} in .resume-kit/progress.yaml:")
-    say(textwrap.dedent(f"  - id: {quirk}\n{unit}") + "\n", "  ")
+    say(f"{quirk} in .resume-kit/progress.yaml:\n  - id: {quirk}\n{unit}\n")
     step(7)
     _killed_run(root)
     step(8)
