@@ -1,5 +1,5 @@
 """`resume-kit demo`: the generated workspace, the folder rules, and the whole story run once
-through the real CLI."""
+through the real CLI, with the facts that prove it went right (the demo only tells them)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,13 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from resume_kit import demo
-from resume_kit.commands.demo import EXIT_OFF_SCRIPT, _wait_for_orphans, prepare_folder
+from resume_kit.commands.demo import _wait_for_orphans, prepare_folder
 from resume_kit.errors import ResumeKitError
 from tests.conftest import git, run_cli
 
@@ -50,17 +51,18 @@ def test_scripts_fail_on_137_with_a_logged_key_error_and_the_fix_works(tmp_path:
 
     extract = tmp_path / "extract.py"
     extract.write_text(demo.extract_half_edited(extract.read_text()))
+    assert "LABEL_ALIASES = {}" in extract.read_text()
     failed = _extract(tmp_path, demo.QUIRK_DOC)
     assert failed.returncode == 1
     assert "KeyError: 'party_b'" in failed.stderr
     log = (tmp_path / "logs" / "extract.log").read_text()
     assert "docs/137.txt: extraction failed" in log and "KeyError: 'party_b'" in log
+    assert "docs/136.txt -> out/136.json" in log
 
-    before = extract.read_text()
-    extract.write_text(demo.extract_fixed(before))
+    extract.write_text(demo.extract_fixed(extract.read_text()))
+    assert 'LABEL_ALIASES = {"counterparty": "party_b"}' in extract.read_text()
     assert _extract(tmp_path, demo.QUIRK_DOC).returncode == 0
-    diff = demo.unified_diff(before, extract.read_text(), "extract.py")
-    assert '+LABEL_ALIASES = {"counterparty": "party_b"}' in diff
+    assert _check(tmp_path, "out/137.json").returncode == 0
 
 
 def _check(root: Path, record: str) -> subprocess.CompletedProcess[str]:
@@ -141,6 +143,14 @@ def test_cli_refuses_a_non_empty_folder_that_is_not_a_demo(tmp_path: Path) -> No
     assert [p.name for p in target.iterdir()] == ["important.txt"]
 
 
+def test_a_step_with_an_unexpected_exit_stops_the_demo_as_a_bug(repo: Path) -> None:
+    assert demo.run_cli(repo, "init", "--goal", "g", expect=0).code == 0
+    with pytest.raises(ResumeKitError) as off:
+        demo.run_cli(repo, "verify-next", expect=0)  # nothing to verify: exit 3
+    assert off.value.exit_code == demo.EXIT_OFF_SCRIPT
+    assert "went off script: `resume-kit verify-next` exited 3, not 0" in off.value.message
+
+
 # --------------------------------------------------------------------------- the killed run
 
 
@@ -174,7 +184,7 @@ def test_resuming_waits_for_a_verify_command_that_outlived_the_killed_run(repo: 
         assert proc.wait() == -signal.SIGKILL
         with pytest.raises(ResumeKitError) as still_running:  # no time to wait: refused
             _wait_for_orphans(repo, ["slow"], timeout_s=0)
-        assert still_running.value.exit_code == EXIT_OFF_SCRIPT
+        assert still_running.value.exit_code == demo.EXIT_OFF_SCRIPT
         assert "slow" in still_running.value.message
         (repo / "go").touch()
         _wait_for_orphans(repo, ["slow"])
@@ -190,6 +200,24 @@ def test_resuming_waits_for_a_verify_command_that_outlived_the_killed_run(repo: 
 # --------------------------------------------------------------------------- the whole story
 
 
+@pytest.fixture(scope="module")
+def story(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str]]:
+    """One run of `resume-kit demo DIR` for the module: (DIR, its plain output)."""
+    folder = tmp_path_factory.mktemp("story")
+    home = folder / "home"
+    with pytest.MonkeyPatch.context() as env:  # conftest's isolation is per test; this is not
+        env.setenv("HOME", str(home))
+        for name, sub in (("DATA", "share"), ("CONFIG", "config"), ("CACHE", "cache")):
+            env.setenv(f"XDG_{name}_HOME", str(home / sub))
+        env.setenv("GIT_CONFIG_NOSYSTEM", "1")
+        env.setenv("NO_COLOR", "1")
+        for name in ("RESUME_KIT_TRUST", "RESUME_KIT_DEBUG", "GIT_DIR", "GIT_INDEX_FILE"):
+            env.delenv(name, raising=False)
+        result = run_cli("demo", str(folder / "demo"), cwd=folder, timeout=300)
+        assert result.code == 0, f"{result.stdout}\n{result.stderr}"
+        yield (folder / "demo").resolve(), result.stdout
+
+
 def _step(out: str, title: str, occurrence: int = 1) -> str:
     """The text of the ``occurrence``-th step titled ``title`` (plain output)."""
     parts = re.split(r"^Step \d+ of \d+: ", out, flags=re.M)
@@ -198,24 +226,50 @@ def _step(out: str, title: str, occurrence: int = 1) -> str:
     return matching[occurrence - 1]
 
 
-def test_demo_tells_the_whole_story(tmp_path: Path) -> None:
-    root = tmp_path / "demo"
-    result = run_cli("demo", str(root), cwd=tmp_path, timeout=300)
-    out = result.stdout
-    assert result.code == 0, f"{out}\n{result.stderr}"
-    assert "╭" not in out and "\x1b[" not in out  # piped: plain text
+def _flat(text: str) -> str:
+    return " ".join(text.split())  # prose is wrapped
 
-    # The workspace: 200 units, planned by the real CLI, 137 failed and then passed.
-    assert "resume-kit plan --each 'docs/*.txt'" in out
+
+def _progress(root: Path):  # type: ignore[no-untyped-def]
     from resume_kit.paths import find_layout
     from resume_kit.progress_io import load
 
-    progress = load(find_layout(root)).progress
+    return load(find_layout(root)).progress
+
+
+def _run_logs(root: Path, unit_id: str) -> list[Path]:
+    return sorted((root / ".resume-kit" / "runs").glob(f"{unit_id}-*.log"))
+
+
+def test_the_story_has_its_nine_steps_in_plain_text(story: tuple[Path, str]) -> None:
+    root, out = story
+    assert "╭" not in out and "\x1b[" not in out  # piped: plain text
+    titles = re.findall(r"^Step (\d+) of 9: (.+)$", out, flags=re.M)
+    assert [t for _, t in titles] == [
+        "what the interrupted session left behind",
+        "resume-kit snapshot",
+        "resume-kit brief",
+        "resume-kit verify-next",
+        "the fix",
+        "resume-kit verify-next",
+        "resume-kit run, killed, and resumed",
+        "resume-kit brief",
+        "what to try next",
+    ]
+    assert [int(n) for n, _ in titles] == list(range(1, 10))
+    end = _flat(_step(out, "what to try next"))
+    assert f"`cd {root}`" in end and "The workspace stays" in end
+
+
+def test_the_workspace_was_planned_and_run_by_the_real_cli(story: tuple[Path, str]) -> None:
+    root, out = story
+    assert "$ resume-kit plan --each 'docs/*.txt'" in out
+    assert "$ resume-kit run --jobs" in out and "--max-units 17   # exit 1" in out
+    assert "verified 136 contracts" in _flat(_step(out, "what the interrupted session"))
+    progress = _progress(root)
     assert len(progress.units) == 200
     quirk = progress.require_unit("docs-137")
-    assert quirk.status == "done" and quirk.evidence is not None and quirk.evidence.dirty
     assert quirk.verify is not None and sys.executable in quirk.verify
-
     # Done only by real runs: extract.py logged every contract it wrote, and every done unit's
     # evidence names the run log of the verify run that passed.
     extract_log = (root / "logs" / "extract.log").read_text()
@@ -227,41 +281,88 @@ def test_demo_tells_the_whole_story(tmp_path: Path) -> None:
         assert unit.evidence is not None and unit.evidence.log is not None, unit.id
         assert (root / unit.evidence.log).is_file(), unit.id
 
-    # The first brief: goal, 136/200, the next unit and its verify command, the error, the
-    # uncommitted files.
+
+def test_the_first_brief_answers_the_questions_within_its_budget(story: tuple[Path, str]) -> None:
+    from resume_kit.tokens import count_tokens
+
+    root, out = story
     brief = _step(out, "resume-kit brief")
     assert demo.GOAL in brief
-    assert "136/200" in brief
+    assert "**136/200 units done**" in brief
     next_part = brief.split("## Next", 1)[1]
-    assert "docs-137" in next_part
-    assert quirk.verify in next_part
+    assert "Unit `docs-137`" in next_part
+    verify = _progress(root).require_unit("docs-137").verify
+    assert verify is not None and verify in next_part
     assert "KeyError: 'party_b'" in brief
-    assert "extract.py" in brief and "out/121.json" in brief and "out/136.json" in brief
+    assert "`extract.py` (unstaged M" in brief
+    assert "`out/121.json` … `out/136.json`" in brief
+    text = brief.split("$ resume-kit brief\n", 1)[1].split("\n  [exit 0", 1)[0]
+    assert count_tokens(text.replace("\n  ", "\n")) <= 800
 
+
+def test_verify_next_fails_then_the_fix_makes_it_pass_with_evidence(
+    story: tuple[Path, str],
+) -> None:
+    root, out = story
     failing = _step(out, "resume-kit verify-next", 1)
     assert "$ resume-kit verify-next" in failing
     assert "[exit 1" in failing and "KeyError: 'party_b'" in failing
     assert '+LABEL_ALIASES = {"counterparty": "party_b"}' in _step(out, "the fix")
     passing = _step(out, "resume-kit verify-next", 2)
     assert "[exit 0" in passing and "passed: docs-137" in passing
-    assert f"commit:      {quirk.evidence.commit}" in passing
+    quirk = _progress(root).require_unit("docs-137")
+    assert quirk.status == "done" and quirk.evidence is not None
+    assert quirk.evidence.dirty  # the fix is not committed
+    assert f"commit: {quirk.evidence.commit}" in passing
+    assert "dirty: true" in passing and f"fingerprint: {quirk.evidence.fingerprint}" in passing
 
-    batch = " ".join(_step(out, "resume-kit run, killed, and resumed").split())  # prose wraps
-    assert "[exit 137" in batch and "Killed with SIGKILL" in batch
-    assert "none was run again" in batch
+
+def test_the_killed_run_resumes_where_it_stopped_and_runs_nothing_twice(
+    story: tuple[Path, str],
+) -> None:
+    root, out = story
+    batch = _step(out, "resume-kit run, killed, and resumed")
+    note = _flat(batch)
+    assert "[exit 137" in batch and "Killed with SIGKILL" in note
+    killed = re.search(r"(\d+) units had passed and were checkpointed at once: ([^.]*)\.", note)
+    assert killed is not None, note
+    passed = killed.group(2).split(", ")
+    assert int(killed.group(1)) == len(passed) >= 1
+    assert passed == [demo.unit_id(n) for n in range(138, 138 + len(passed))]
+    progress = _progress(root)
+    for unit_id in passed:  # checkpointed, and never run again by the resumed run
+        assert progress.require_unit(unit_id).status == "done", unit_id
+        assert len(_run_logs(root, unit_id)) == 1, unit_id
+    resumed = re.search(
+        r"^\s+passed: (.+)$", batch.split("$ resume-kit run --max-units 5")[1], re.M
+    )
+    assert resumed is not None, batch
+    first_not_done = demo.unit_id(138 + len(passed))
+    assert resumed.group(1).split(", ")[0] == first_not_done
+    cut_short = re.search(r"(docs-\d+) was still running: not marked done", note)
+    assert cut_short is None or cut_short.group(1) == first_not_done
+    assert "none that passed before the kill ran again" in note
+
+
+def test_the_later_brief_shows_progress_and_the_next_unit(story: tuple[Path, str]) -> None:
+    _, out = story
     later = _step(out, "resume-kit brief", 2)
-    assert "136/200" not in later and re.search(r"\*\*1[4-9]\d/200 units done", later)
-    assert "what to try next" in out and f"cd {root.resolve()}" in out
+    assert "136/200" not in later
+    done = re.search(r"\*\*(1[4-9]\d)/200 units done", later)
+    assert done is not None
+    assert f"Unit `docs-{int(done.group(1)) + 1}`" in later
 
-    # The repository a user is left with: a history, the fix uncommitted, new outputs.
+
+def test_the_repository_left_behind_and_a_rerun(story: tuple[Path, str], tmp_path: Path) -> None:
+    root, _ = story
     log = git(root, "log", "--format=%s").stdout
     assert "out: contracts 101-120 extracted and checked" in log
     committed = git(root, "ls-files", "out").stdout.split()
     assert committed == [f"out/{demo.doc_name(n)}.json" for n in range(1, 121)]
     status = git(root, "status", "--porcelain").stdout
     assert " M extract.py" in status and "?? out/121.json" in status
-
     # Running it again on the same folder rebuilds the earlier demo; a user's file stops it.
     (root / "mine.txt").write_text("x")
     again = run_cli("demo", str(root), cwd=tmp_path)
     assert again.code == 2 and (root / "mine.txt").exists()
+    (root / "mine.txt").unlink()
