@@ -426,9 +426,6 @@ def main(argv: list[str] | None = None) -> None:
     else:
         args = [a for a in args if a != "--debug"]
     command = typer.main.get_command(app)
-    from resume_kit.typerfast import install
-
-    install(command)  # typer's Pydantic coercion only where a value needs it
     code = 0
     try:
         result = command.main(args=args, prog_name="resume-kit", standalone_mode=False)
