@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -39,6 +40,40 @@ app.add_typer(hook_app, name="hook")
 app.add_typer(integrate_app, name="integrate")
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+
+
+def _plain_type() -> Any:
+    """A string parameter type whose help row names no Python type.
+
+    typer prints an argument's type (``<str>``, ``<path>``) beside its metavar in ``--help``;
+    this click type reports an empty metavar of its own, so only the argument's name shows.
+    """
+    try:  # typer >= 0.24 vendors click as typer._click
+        from typer._click.types import StringParamType
+    except ImportError:  # pragma: no cover - older typer on a real click
+        from click.types import (  # type: ignore[no-redef,import-not-found,unused-ignore]
+            StringParamType,
+        )
+
+    class PlainText(StringParamType):  # type: ignore[misc,valid-type,unused-ignore]
+        def get_metavar(self, *args: Any, **kwargs: Any) -> str:
+            return ""
+
+    return PlainText()
+
+
+PLAIN = _plain_type()
+
+
+def _at_least(low: float) -> Callable[[Any], Any]:
+    """The range check of typer's ``min=``, without the ``[x>=N]`` it adds to the help line."""
+
+    def check(value: Any) -> Any:
+        if value is not None and value < low:
+            raise typer.BadParameter(f"{value} is not in the range x>={low}.")
+        return value
+
+    return check
 
 
 class BriefFormat(str, Enum):
@@ -77,11 +112,16 @@ def _root(
 
 @app.command()
 def init(
-    goal: Annotated[str | None, typer.Option("--goal", help="The goal, in one sentence.")] = None,
+    goal: Annotated[
+        str | None, typer.Option("--goal", metavar="TEXT", help="The goal, in one sentence.")
+    ] = None,
     import_file: Annotated[
         Path | None,
         typer.Option(
-            "--import", help="A Markdown task list (- [ ] / - [x]) or a Task Master tasks.json."
+            "--import",
+            metavar="FILE",
+            help="Import units from a Markdown task list (- \\[ ] / - \\[x] lines) or a Task "
+            "Master tasks.json.",
         ),
     ] = None,
 ) -> None:
@@ -93,24 +133,32 @@ def init(
 
 @app.command()
 def add(
-    title: Annotated[str, typer.Argument(help="What the unit achieves.")],
+    title: Annotated[
+        str, typer.Argument(metavar="TITLE", click_type=PLAIN, help="What the unit achieves.")
+    ],
     verify: Annotated[
-        str, typer.Option("--verify", help="Shell command that proves the unit done (exit 0).")
+        str,
+        typer.Option(
+            "--verify", metavar="CMD", help="Shell command that proves the unit done (exit 0)."
+        ),
     ],
     unit_id: Annotated[
-        str | None, typer.Option("--id", help="Unit id; default: derived from the title.")
+        str | None,
+        typer.Option("--id", metavar="ID", help="Unit id; default: derived from the title."),
     ] = None,
     files: Annotated[
         list[str] | None,
-        typer.Option("--files", help="Glob of files this unit owns (repeatable)."),
+        typer.Option("--files", metavar="GLOB", help="Files this unit owns (repeatable)."),
     ] = None,
     artifact: Annotated[
         list[str] | None,
-        typer.Option("--artifact", help="Path that must exist once done (repeatable)."),
+        typer.Option(
+            "--artifact", metavar="PATH", help="A file that must exist once done (repeatable)."
+        ),
     ] = None,
     after: Annotated[
         list[str] | None,
-        typer.Option("--after", help="Id of a unit that must be done first (repeatable)."),
+        typer.Option("--after", metavar="ID", help="A unit that must be done first (repeatable)."),
     ] = None,
 ) -> None:
     """Append a unit of work with the command that verifies it."""
@@ -121,15 +169,32 @@ def add(
 
 @app.command()
 def plan(
-    each: Annotated[str, typer.Option("--each", help="Glob: one unit per matching path, sorted.")],
-    title: Annotated[
-        str, typer.Option("--title", help="Title template ({path} {stem} {name} {n}).")
+    each: Annotated[
+        str, typer.Option("--each", metavar="GLOB", help="One unit per matching path, sorted.")
     ],
-    verify: Annotated[str, typer.Option("--verify", help="Verify command template.")],
+    title: Annotated[
+        str,
+        typer.Option(
+            "--title",
+            metavar="TEMPLATE",
+            help="Each unit's title; {path} {stem} {name} {n} are filled in.",
+        ),
+    ],
+    verify: Annotated[
+        str,
+        typer.Option(
+            "--verify", metavar="CMD", help="Each unit's verify command, filled in like --title."
+        ),
+    ],
     artifact: Annotated[
-        str | None, typer.Option("--artifact", help="Artifact path template.")
+        str | None,
+        typer.Option(
+            "--artifact", metavar="PATH", help="Each unit's artifact, filled in like --title."
+        ),
     ] = None,
-    id_prefix: Annotated[str, typer.Option("--id-prefix", help="Prefix for generated ids.")] = "",
+    id_prefix: Annotated[
+        str, typer.Option("--id-prefix", metavar="PREFIX", help="Put before each generated id.")
+    ] = "",
 ) -> None:
     """Add one unit per matching path; re-running adds only new paths."""
     from resume_kit.commands import units as cmd
@@ -146,7 +211,9 @@ def status(json_out: JsonOpt = False) -> None:
 
 
 @app.command()
-def start(unit_id: Annotated[str, typer.Argument(metavar="ID")]) -> None:
+def start(
+    unit_id: Annotated[str, typer.Argument(metavar="ID", click_type=PLAIN, help="The unit's id.")],
+) -> None:
     """Mark a unit in progress."""
     from resume_kit.commands import units as cmd
 
@@ -155,8 +222,10 @@ def start(unit_id: Annotated[str, typer.Argument(metavar="ID")]) -> None:
 
 @app.command()
 def block(
-    unit_id: Annotated[str, typer.Argument(metavar="ID")],
-    reason: Annotated[str, typer.Option("--reason", help="Why it is blocked (kept in notes).")],
+    unit_id: Annotated[str, typer.Argument(metavar="ID", click_type=PLAIN, help="The unit's id.")],
+    reason: Annotated[
+        str, typer.Option("--reason", metavar="TEXT", help="Why it is blocked (kept in notes).")
+    ],
 ) -> None:
     """Mark a unit blocked; verify-next skips it."""
     from resume_kit.commands import units as cmd
@@ -165,7 +234,9 @@ def block(
 
 
 @app.command()
-def reset(unit_id: Annotated[str, typer.Argument(metavar="ID")]) -> None:
+def reset(
+    unit_id: Annotated[str, typer.Argument(metavar="ID", click_type=PLAIN, help="The unit's id.")],
+) -> None:
     """Put a unit back to todo, dropping its evidence and last failure."""
     from resume_kit.commands import units as cmd
 
@@ -177,7 +248,12 @@ def snapshot(
     json_out: JsonOpt = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing on success.")] = False,
     trigger: Annotated[
-        Trigger, typer.Option("--trigger", help="What asked for this snapshot.")
+        Trigger,
+        typer.Option(
+            "--trigger",
+            metavar="TRIGGER",
+            help="What asked for this snapshot: manual, post-commit, brief, verify or pre-compact.",
+        ),
     ] = Trigger.manual,
 ) -> None:
     """Record the workspace facts; print what changed since the previous snapshot."""
@@ -190,13 +266,20 @@ def snapshot(
 def brief(
     max_tokens: Annotated[
         int | None,
-        typer.Option("--max-tokens", min=50, help="Token budget (cl100k_base); default 1500."),
+        typer.Option(
+            "--max-tokens",
+            metavar="N",
+            callback=_at_least(50),
+            help="Most tokens the brief may take (cl100k_base, at least 50); default 1500.",
+        ),
     ] = None,
     fmt: Annotated[
-        BriefFormat, typer.Option("--format", help="markdown, json or claude-hook.")
+        BriefFormat,
+        typer.Option("--format", metavar="FORMAT", help="markdown, json or claude-hook."),
     ] = BriefFormat.markdown,
     output: Annotated[
-        Path | None, typer.Option("-o", "--output", help="Write to FILE (atomically).")
+        Path | None,
+        typer.Option("-o", "--output", metavar="FILE", help="Write to FILE (atomically)."),
     ] = None,
     summarize: Annotated[
         bool | None,
@@ -215,7 +298,8 @@ def brief(
 @app.command("verify-next")
 def verify_next(
     unit: Annotated[
-        str | None, typer.Option("--unit", help="Verify this unit instead of the next one.")
+        str | None,
+        typer.Option("--unit", metavar="ID", help="Verify this unit instead of the next one."),
     ] = None,
     stale: Annotated[
         bool, typer.Option("--stale", help="Re-verify done units whose evidence no longer matches.")
@@ -226,7 +310,10 @@ def verify_next(
     timeout: Annotated[
         float | None,
         typer.Option(
-            "--timeout", min=0.01, help="Seconds before the command is killed (exit 124)."
+            "--timeout",
+            metavar="SECONDS",
+            callback=_at_least(0.01),
+            help="Seconds before the command is killed (exit 124).",
         ),
     ] = None,
     json_out: JsonOpt = False,
@@ -240,21 +327,38 @@ def verify_next(
 @app.command("run")
 def run_batch(
     jobs: Annotated[
-        int, typer.Option("--jobs", "-j", min=1, help="Independent units to run at once.")
+        int,
+        typer.Option(
+            "--jobs",
+            "-j",
+            metavar="N",
+            callback=_at_least(1),
+            help="Independent units to run at once.",
+        ),
     ] = 1,
     keep_going: Annotated[
         bool, typer.Option("--keep-going", help="Continue past failures.")
     ] = False,
     max_failures: Annotated[
         int | None,
-        typer.Option("--max-failures", min=1, help="Stop after K failures (with --keep-going)."),
+        typer.Option(
+            "--max-failures",
+            metavar="N",
+            callback=_at_least(1),
+            help="Stop after N failures (with --keep-going).",
+        ),
     ] = None,
     max_units: Annotated[
-        int | None, typer.Option("--max-units", min=1, help="Stop after M units.")
+        int | None,
+        typer.Option("--max-units", metavar="N", callback=_at_least(1), help="Stop after N units."),
     ] = None,
     time_budget: Annotated[
         str | None,
-        typer.Option("--time-budget", help="Stop starting units after this long (90s, 15m, 2h)."),
+        typer.Option(
+            "--time-budget",
+            metavar="DURATION",
+            help="Stop starting units after this long (90s, 15m, 2h).",
+        ),
     ] = None,
     json_out: JsonOpt = False,
 ) -> None:
@@ -266,10 +370,16 @@ def run_batch(
 
 @action_app.command("record")
 def action_record(
-    key: Annotated[str, typer.Argument(help="A stable key for the side effect.")],
-    description: Annotated[str, typer.Option("--description", help="What was done.")],
+    key: Annotated[
+        str,
+        typer.Argument(metavar="KEY", click_type=PLAIN, help="A stable key for the side effect."),
+    ],
+    description: Annotated[
+        str, typer.Option("--description", metavar="TEXT", help="What was done.")
+    ],
     status_: Annotated[
-        str, typer.Option("--status", help="success, unknown or failed.")
+        str,
+        typer.Option("--status", metavar="STATUS", help="How it went: success, unknown or failed."),
     ] = "success",
 ) -> None:
     """Record a side effect so a resume never repeats it."""
@@ -289,7 +399,8 @@ def action_list(json_out: JsonOpt = False) -> None:
 @hook_app.command("install")
 def hook_install(
     hooks: Annotated[
-        str, typer.Option("--hooks", help="Comma-separated hooks to install.")
+        str,
+        typer.Option("--hooks", metavar="NAMES", help="Comma-separated git hooks to install."),
     ] = "post-commit,prepare-commit-msg",
 ) -> None:
     """Install git hooks (keeps an existing hook and runs it first)."""
@@ -316,10 +427,16 @@ def hook_status(json_out: JsonOpt = False) -> None:
 
 @hook_app.command("run", hidden=True)
 def hook_run(
-    name: Annotated[str, typer.Argument()],
-    args: Annotated[list[str] | None, typer.Argument()] = None,
+    name: Annotated[
+        str, typer.Argument(metavar="NAME", click_type=PLAIN, help="The git hook that ran.")
+    ],
+    args: Annotated[
+        list[str] | None,
+        typer.Argument(metavar="[ARGS]...", click_type=PLAIN, help="What git passed to it."),
+    ] = None,
     repo: Annotated[
-        Path | None, typer.Option("--repo", help="The work tree (default: the current one).")
+        Path | None,
+        typer.Option("--repo", metavar="DIR", help="The work tree (default: the current one)."),
     ] = None,
 ) -> None:
     """Entry point for installed git hooks (internal)."""
@@ -395,7 +512,11 @@ def trust(
 def demo(
     directory: Annotated[
         Path | None,
-        typer.Argument(metavar="[DIR]", help="Where to build it; default: a new temporary folder."),
+        typer.Argument(
+            metavar="[DIR]",
+            click_type=PLAIN,
+            help="Where to build it; default: a new temporary folder.",
+        ),
     ] = None,
 ) -> None:
     """Build a throw-away interrupted batch job and walk through snapshot, brief and verify-next."""
@@ -429,9 +550,6 @@ def main(argv: list[str] | None = None) -> None:
     else:
         args = [a for a in args if a != "--debug"]
     command = typer.main.get_command(app)
-    from resume_kit.typerfast import install
-
-    install(command)  # typer's Pydantic coercion only where a value needs it
     code = 0
     try:
         result = command.main(args=args, prog_name="resume-kit", standalone_mode=False)
