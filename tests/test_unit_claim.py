@@ -77,9 +77,7 @@ def test_the_command_of_a_killed_verify_keeps_its_unit_claimed(repo: Path) -> No
     assert second.code == 2
     assert "still is: stop it with `kill -- -" in second.stderr
     pgid = int(second.stderr.split("kill -- -")[1].split("`")[0])
-    os.killpg(pgid, signal.SIGKILL)
-    with open(fifo, "w"):
-        pass  # unblock nothing is left to read; the group is gone
+    os.killpg(pgid, signal.SIGKILL)  # its reader gone, the FIFO is never opened for writing
     deadline = time.monotonic() + 30
     while True:
         try:
