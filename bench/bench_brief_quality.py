@@ -64,10 +64,10 @@ def named_paths(brief: str, changed: list[str]) -> list[str]:
 
 
 def checks(brief: str, root: Path) -> list[Check]:
-    from resume_kit import demo
-    from resume_kit.gitcmd import run_git
-    from resume_kit.paths import find_layout
-    from resume_kit.progress_io import load
+    from resume_kit.demo import workspace as demo
+    from resume_kit.infra.gitcmd import run_git
+    from resume_kit.infra.paths import find_layout
+    from resume_kit.progress_file.io import load
 
     progress = load(find_layout(root)).progress
     done = progress.counts()["done"]
@@ -116,8 +116,8 @@ def main() -> int:
     root = folder / "demo"
     root.mkdir()
 
-    from resume_kit import demo
-    from resume_kit.tokens import count_tokens
+    from resume_kit.demo import workspace as demo
+    from resume_kit.infra.tokens import count_tokens
 
     report = demo.build_workspace(root)
     result = demo.run_cli(root, "brief")

@@ -74,7 +74,7 @@ def main() -> int:
     (root / ".bench-ready").unlink(missing_ok=True)  # not part of the measured state
 
     start = time.perf_counter()
-    from resume_kit.workspace.git import read_git_facts
+    from resume_kit.facts.git import read_git_facts
 
     import_s = time.perf_counter() - start
     git_dir = root / ".git"
@@ -89,7 +89,7 @@ def main() -> int:
     counts = result["changes"]["counts"]
     print(f"repository: {TRACKED} tracked files, {MODIFIED} modified; counts {counts}, "
           f"truncated={result['changes']['truncated']}")  # fmt: skip
-    print(f"import resume_kit.workspace.git: {import_s * 1000:.0f} ms")
+    print(f"import resume_kit.facts.git: {import_s * 1000:.0f} ms")
     print(f"read_git_facts first call: {times[0] * 1000:.0f} ms (includes GitPython import)")
     print(
         f"read_git_facts over {args.runs} runs: median {statistics.median(times) * 1000:.0f} ms,"

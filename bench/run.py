@@ -318,7 +318,7 @@ def measure_hooks(ws: workspaces.Workspace, commits: int) -> tuple[dict[str, Ser
 
 def brief_tokens(ws: workspaces.Workspace) -> tuple[int, int, int]:
     """(brief tokens, session text tokens, session bytes)."""
-    from resume_kit.tokens import count_tokens
+    from resume_kit.infra.tokens import count_tokens
 
     proc = subprocess.run(
         [*CLI, "brief"], cwd=ws.root, env=ws.env, capture_output=True, text=True, check=True
@@ -332,7 +332,7 @@ def brief_tokens(ws: workspaces.Workspace) -> tuple[int, int, int]:
 def measure_run_overhead() -> str | None:
     """bench/bench_run_overhead.py's summary (`resume-kit run` per-unit overhead)."""
     script = HERE / "bench_run_overhead.py"
-    if not script.is_file() or not (REPO / "resume_kit" / "commands" / "run.py").is_file():
+    if not script.is_file() or not (REPO / "resume_kit" / "cli" / "commands" / "run.py").is_file():
         return None
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH")) if p)

@@ -458,7 +458,7 @@ def claude_project_dir(claude_dir: Path, root: Path) -> Path:
 
 
 def build(spec: Spec, base: Path, log: object = None) -> Workspace:
-    from resume_kit.fingerprint import fingerprint
+    from resume_kit.facts.fingerprint import fingerprint
 
     started = time.perf_counter()
     base.mkdir(parents=True, exist_ok=True)

@@ -1,4 +1,4 @@
-from resume_kit.cli import main
+from resume_kit.cli.app import main
 
 if __name__ == "__main__":
     main()

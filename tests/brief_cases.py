@@ -5,14 +5,14 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from resume_kit.findings import Finding, finding
-from resume_kit.progress import Action, Evidence, LastFailure, Progress, Unit
+from resume_kit.model.findings import Finding, finding
+from resume_kit.model.progress import Action, Evidence, LastFailure, Progress, Unit
 
 NOW = "2026-11-29T08:10:00Z"
 SHA_A = "3f2a9c1d" + "0" * 32
 SHA_B = "8b1e0d2a" + "1" * 32
 
-# Secrets in shapes resume_kit.redact recognises; none may ever reach a brief.
+# Secrets in shapes resume_kit.infra.redact recognises; none may ever reach a brief.
 SECRETS = {
     "github": "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8",
     "aws": "AKIA" + "Q5ZJ3XK7MNB2VLPD",

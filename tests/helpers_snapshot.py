@@ -9,13 +9,13 @@ from typing import Any
 
 import yaml
 
-from resume_kit.config import Config
-from resume_kit.findings import Finding
-from resume_kit.fingerprint import fingerprint
-from resume_kit.paths import find_layout
-from resume_kit.progress_io import load
-from resume_kit.reconcile import reconcile
-from resume_kit.snapshot import take_snapshot
+from resume_kit.core.reconcile import reconcile
+from resume_kit.facts.fingerprint import fingerprint
+from resume_kit.facts.snapshot import take_snapshot
+from resume_kit.infra.paths import find_layout
+from resume_kit.model.findings import Finding
+from resume_kit.progress_file.config import Config
+from resume_kit.progress_file.io import load
 from tests.conftest import git
 
 

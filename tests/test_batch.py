@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from resume_kit.batch import (
+from resume_kit.core.batch import (
     STOP_FAILURE,
     STOP_MAX_FAILURES,
     STOP_MAX_UNITS,
@@ -23,9 +23,9 @@ from resume_kit.batch import (
     continue_command,
     parse_duration,
 )
-from resume_kit.errors import ResumeKitError
-from resume_kit.fingerprint import expand_globs
-from resume_kit.progress import LastFailure, Progress, Unit
+from resume_kit.facts.fingerprint import expand_globs
+from resume_kit.infra.errors import ResumeKitError
+from resume_kit.model.progress import LastFailure, Progress, Unit
 
 # --------------------------------------------------------------------------- durations
 

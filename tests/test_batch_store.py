@@ -13,11 +13,11 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from resume_kit import progress_io
-from resume_kit.batch_store import BatchStore
-from resume_kit.errors import ProgressFileError
-from resume_kit.paths import Layout
-from resume_kit.progress import Evidence, LastFailure, Unit
+from resume_kit.infra.errors import ProgressFileError
+from resume_kit.infra.paths import Layout
+from resume_kit.model.progress import Evidence, LastFailure, Unit
+from resume_kit.progress_file import io as progress_io
+from resume_kit.runner.batch_store import BatchStore
 
 COMMENTED = """\
 # A person's notes at the top.

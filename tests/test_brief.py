@@ -1,4 +1,4 @@
-"""The brief model (resume_kit.brief) and `resume-kit brief` end to end."""
+"""The brief model (resume_kit.brief.build) and `resume-kit brief` end to end."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from resume_kit.brief import (
+from resume_kit.brief.build import (
     blockquote,
     build_brief,
     code,
@@ -25,9 +25,9 @@ from resume_kit.brief import (
     plain,
     ranges_md,
 )
-from resume_kit.findings import finding
-from resume_kit.progress import Action, LastFailure, Progress, Unit
-from resume_kit.render import render
+from resume_kit.brief.render import render
+from resume_kit.model.findings import finding
+from resume_kit.model.progress import Action, LastFailure, Progress, Unit
 from tests.brief_cases import (
     SECRETS,
     all_done,
@@ -142,7 +142,7 @@ def test_a_code_span_holds_any_value(value: str) -> None:
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.text(max_size=40), max_size=6))
 def test_a_fence_holds_any_lines(lines: list[str]) -> None:
-    from resume_kit.brief import block_lines
+    from resume_kit.brief.build import block_lines
 
     block = fence(block_lines(lines))
     seen = outside_code(f"before\n{block}\nafter")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import datetime as dt
 
-from resume_kit import brief
-from resume_kit.brief import PathItem, group_paths
-from resume_kit.progress import Evidence, Progress, Unit
+from resume_kit.brief import build as brief
+from resume_kit.brief.build import PathItem, group_paths
+from resume_kit.model.progress import Evidence, Progress, Unit
 
 
 def _item(path: str, kind: str = "untracked", next_unit: bool = False) -> PathItem:

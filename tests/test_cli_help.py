@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import typer
 
-from resume_kit.cli import app, main
+from resume_kit.cli.app import app, main
 
 # typer's <type> column, click's range suffix, click's upper-case type names.
 TYPE_MARKERS = re.compile(

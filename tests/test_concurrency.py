@@ -1,7 +1,7 @@
 """Many processes at once (issue 6, part 2): no lost update, no half-written file seen, and
 contention ends in a clear one-line message, never a hang.
 
-The workers are real processes that call the CLI's entry point (``resume_kit.cli.main``) in a
+The workers are real processes that call the CLI's entry point (``resume_kit.cli.app.main``) in a
 loop, so hundreds of commands interleave on two cores without paying an interpreter start for
 each; readers are separate processes that parse every file they can see, as fast as they can,
 until the writers are done (they watch for a stop file: no sleeping).
@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from resume_kit import progress_io
-from resume_kit.paths import find_layout
+from resume_kit.infra.paths import find_layout
+from resume_kit.progress_file import io as progress_io
 from tests.conftest import git
 
 pytestmark = pytest.mark.slow
@@ -31,7 +31,7 @@ UNITS_PER_WORKER = 6
 
 WORKER = r"""
 import json, os, sys
-from resume_kit.cli import main
+from resume_kit.cli.app import main
 
 def cli(*argv, ok=(0,)):
     try:
@@ -58,7 +58,7 @@ for k in range(units):
 
 RUNNER = r"""
 import sys
-from resume_kit.cli import main
+from resume_kit.cli.app import main
 
 codes = []
 for _ in range(int(sys.argv[1])):
@@ -77,8 +77,8 @@ READER = r"""
 import json, os, sys
 from pathlib import Path
 import yaml
-from resume_kit import progress_io
-from resume_kit.snapshot import read_snapshot
+from resume_kit.progress_file import io as progress_io
+from resume_kit.facts.snapshot import read_snapshot
 
 state = Path(sys.argv[1]) / ".resume-kit"
 stop = Path(sys.argv[2])
@@ -194,7 +194,7 @@ def test_readers_of_a_large_file_never_see_it_half_written(repo: Path) -> None:
     ]
     path.write_text(yaml.safe_dump(doc, sort_keys=False))
     writer_script = (
-        "import sys\nfrom resume_kit.cli import main\n"
+        "import sys\nfrom resume_kit.cli.app import main\n"
         "for n in range(40):\n"
         "    for argv in (['start', f'doc-{n:04d}'], ['reset', f'doc-{n:04d}']):\n"
         "        try:\n            main(argv)\n"
@@ -218,7 +218,7 @@ def test_readers_of_a_large_file_never_see_it_half_written(repo: Path) -> None:
 HOLDER = r"""
 import sys
 from pathlib import Path
-from resume_kit.store import FileLock
+from resume_kit.infra.store import FileLock
 with FileLock(Path(sys.argv[1])):
     print("held", flush=True)
     sys.stdin.read()

@@ -49,9 +49,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from resume_kit import progress_io, progress_validate, progress_yaml
-from resume_kit.paths import GITIGNORE_BODY, find_layout
-from resume_kit.snapshot import load_latest, read_snapshot
+from resume_kit.facts.snapshot import load_latest, read_snapshot
+from resume_kit.infra.paths import GITIGNORE_BODY, find_layout
+from resume_kit.progress_file import io as progress_io
+from resume_kit.progress_file import roundtrip as progress_yaml
+from resume_kit.progress_file import validate as progress_validate
 from tests.conftest import git
 
 pytestmark = pytest.mark.slow  # about a minute and a half; CI runs it (plain `pytest`)
@@ -92,7 +94,7 @@ if count_file:
     import atexit
     atexit.register(lambda: open(count_file, "w").write(str(seen)))
 sys.argv = ["resume-kit", *sys.argv[1:]]
-from resume_kit.cli import main
+from resume_kit.cli.app import main
 main()
 """
 
@@ -246,7 +248,7 @@ def check_invariants(repo: Path, before: State, what: str) -> State:
 def next_command_in_process(repo: Path, n: int) -> None:
     """A writer through the real CLI entry point, in this process (cheap): it takes the progress
     lock, so a stale lock left by the kill would make it fail after LOCK_TIMEOUT seconds."""
-    from resume_kit.cli import main
+    from resume_kit.cli.app import main
 
     with pytest.MonkeyPatch.context() as mp:
         mp.chdir(repo)

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from resume_kit import demo
-from resume_kit.commands.demo import _wait_for_orphans, prepare_folder
-from resume_kit.errors import ResumeKitError
+from resume_kit.cli.commands.demo import _wait_for_orphans, prepare_folder
+from resume_kit.demo import workspace as demo
+from resume_kit.infra.errors import ResumeKitError
 from tests.conftest import git, run_cli
 
 # --------------------------------------------------------------------------- generated content
@@ -231,8 +231,8 @@ def _flat(text: str) -> str:
 
 
 def _progress(root: Path):  # type: ignore[no-untyped-def]
-    from resume_kit.paths import find_layout
-    from resume_kit.progress_io import load
+    from resume_kit.infra.paths import find_layout
+    from resume_kit.progress_file.io import load
 
     return load(find_layout(root)).progress
 
@@ -283,7 +283,7 @@ def test_the_workspace_was_planned_and_run_by_the_real_cli(story: tuple[Path, st
 
 
 def test_the_first_brief_answers_the_questions_within_its_budget(story: tuple[Path, str]) -> None:
-    from resume_kit.tokens import count_tokens
+    from resume_kit.infra.tokens import count_tokens
 
     root, out = story
     brief = _step(out, "resume-kit brief")

@@ -25,11 +25,13 @@ import yaml
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
-from resume_kit import config as config_mod
-from resume_kit import progress as pm
-from resume_kit import progress_io, progress_validate, progress_yaml
-from resume_kit.errors import ConfigError, ProgressFileError, ResumeKitError
-from resume_kit.safefs import escapes
+from resume_kit.infra.errors import ConfigError, ProgressFileError, ResumeKitError
+from resume_kit.infra.safefs import escapes
+from resume_kit.model import progress as pm
+from resume_kit.progress_file import config as config_mod
+from resume_kit.progress_file import io as progress_io
+from resume_kit.progress_file import roundtrip as progress_yaml
+from resume_kit.progress_file import validate as progress_validate
 
 FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 SLOW = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -112,7 +114,7 @@ def porcelain(draw: Any) -> tuple[bytes, list[dict[str, Any]], dict[str, Any]]:
 def test_porcelain_records_round_trip(
     case: tuple[bytes, list[dict[str, Any]], dict[str, Any]],
 ) -> None:
-    from resume_kit.workspace.git import parse_status_v2
+    from resume_kit.facts.git import parse_status_v2
 
     data, entries, header = case
     parsed = parse_status_v2(data)
@@ -124,8 +126,8 @@ def test_porcelain_records_round_trip(
 @FAST
 @given(st.binary(max_size=400), st.integers(1, 300))
 def test_porcelain_parsing_never_fails(data: bytes, max_paths: int) -> None:
-    from resume_kit.snapshot import json_safe
-    from resume_kit.workspace.git import changes_from_status, parse_status_v2
+    from resume_kit.facts.git import changes_from_status, parse_status_v2
+    from resume_kit.facts.snapshot import json_safe
 
     parsed = parse_status_v2(data)
     assert set(parsed) == {"oid", "head", "upstream", "ahead", "behind", "stash", "entries"}
@@ -140,7 +142,7 @@ def test_porcelain_parsing_never_fails(data: bytes, max_paths: int) -> None:
                           st.one_of(st.integers(0, 10**6), st.just("-")), PATH_BYTES,
                           st.one_of(st.none(), PATH_BYTES)), max_size=6))  # fmt: skip
 def test_numstat_records_round_trip(records: list[tuple[Any, Any, bytes, bytes | None]]) -> None:
-    from resume_kit.workspace.git import parse_numstat_z
+    from resume_kit.facts.git import parse_numstat_z
 
     tokens: list[bytes] = []
     expected: dict[str, tuple[int | None, int | None]] = {}
@@ -158,7 +160,7 @@ def test_numstat_records_round_trip(records: list[tuple[Any, Any, bytes, bytes |
 @FAST
 @given(st.binary(max_size=300))
 def test_numstat_parsing_never_fails(data: bytes) -> None:
-    from resume_kit.workspace.git import parse_numstat_z
+    from resume_kit.facts.git import parse_numstat_z
 
     for path, (added, deleted) in parse_numstat_z(data).items():
         assert isinstance(path, str)
@@ -223,9 +225,9 @@ def check_transcript_shape(result: dict[str, Any]) -> None:
 @SLOW
 @given(st.lists(LINE, max_size=12), st.binary(max_size=40))
 def test_transcript_readers_never_fail(lines: list[str], junk: bytes) -> None:
-    from resume_kit.transcripts import detect_agent
-    from resume_kit.transcripts.claude_code import read_session
-    from resume_kit.transcripts.codex import read_rollout
+    from resume_kit.facts.transcripts import detect_agent
+    from resume_kit.facts.transcripts.claude_code import read_session
+    from resume_kit.facts.transcripts.codex import read_rollout
 
     path = write_tmp("\n".join(lines).encode() + b"\n" + junk, ".jsonl")
     try:
@@ -241,7 +243,7 @@ def test_transcript_readers_never_fail(lines: list[str], junk: bytes) -> None:
 @example(b"a\n\nb", 1, 700)
 @example(b"\n\n\nlast", 2, 3)
 def test_lines_backward_agrees_with_reading_forwards(data: bytes, block: int, cap: int) -> None:
-    from resume_kit.transcripts.tail import TailStats, lines_backward
+    from resume_kit.facts.transcripts.tail import TailStats, lines_backward
 
     stats = TailStats(size=len(data))
     got = list(lines_backward(io.BytesIO(data), stats, cap=cap, block=block))
@@ -264,7 +266,7 @@ def test_lines_backward_agrees_with_reading_forwards(data: bytes, block: int, ca
                                                   "trigger", "stop_hook_active", "x"]), JSON)
                  .map(lambda v: json.dumps(v).encode())))  # fmt: skip
 def test_hook_payloads_give_known_string_fields_or_nothing(raw: bytes) -> None:
-    from resume_kit.hookmode import parse_hook_payload, read_hook_input
+    from resume_kit.integrations.agent_input import parse_hook_payload, read_hook_input
 
     picked = parse_hook_payload(raw)
     allowed = {"session_id", "transcript_path", "cwd", "source", "trigger", "hook_event_name"}
@@ -423,7 +425,7 @@ def test_fast_and_round_trip_parsers_agree(text: str) -> None:
 def test_hook_scanner_agrees_with_a_yaml_parser(text: str) -> None:
     """The prepare-commit-msg hook reads progress.yaml with a line scanner (no YAML import);
     when it answers at all, it answers what a YAML parser would."""
-    from resume_kit.hookentry import (
+    from resume_kit.integrations.hook_entry import (
         UnusualYaml,
         first_unit_in_progress,
         first_unit_in_progress_yaml,
@@ -461,7 +463,7 @@ def test_config_is_a_config_or_a_one_line_error(raw: Any) -> None:
 @FAST
 @given(st.one_of(YAMLISH, st.binary(max_size=80).map(lambda b: b.decode("latin-1"))))
 def test_config_text_is_a_config_or_a_one_line_error(text: str) -> None:
-    from resume_kit.paths import Layout
+    from resume_kit.infra.paths import Layout
 
     root = Path(tempfile.mkdtemp())
     (root / ".resume-kit").mkdir()
@@ -487,8 +489,8 @@ SNAPSHOT_KEYS = {"schema_version", "id", "created_at", "trigger", "repo", "chang
 def test_snapshots_save_and_load_back_intact(
     extra: dict[str, Any], name: str, raw_name: bytes
 ) -> None:
-    from resume_kit.paths import Layout
-    from resume_kit.snapshot import json_safe, load_latest, read_snapshot, save_snapshot
+    from resume_kit.facts.snapshot import json_safe, load_latest, read_snapshot, save_snapshot
+    from resume_kit.infra.paths import Layout
 
     root = Path(tempfile.mkdtemp())
     layout = Layout(root=root, git_dir=root / ".git", git_common_dir=root / ".git")
@@ -505,7 +507,7 @@ def test_snapshots_save_and_load_back_intact(
 @FAST
 @given(st.one_of(st.binary(max_size=200), JSON.map(lambda v: json.dumps(v).encode())))
 def test_any_file_in_the_snapshot_store_is_loaded_or_skipped(data: bytes) -> None:
-    from resume_kit.snapshot import read_snapshot
+    from resume_kit.facts.snapshot import read_snapshot
 
     path = write_tmp(data, ".json")
     try:
@@ -537,7 +539,7 @@ def check_imported_units(units: list[pm.Unit]) -> None:
 @FAST
 @given(st.lists(MARKDOWN_LINE, max_size=10))
 def test_markdown_import_gives_valid_units_or_a_user_error(lines: list[str]) -> None:
-    from resume_kit.importers import parse_import
+    from resume_kit.progress_file.importers import parse_import
 
     try:
         imported = parse_import("\n".join(lines), "tasks.md")
@@ -563,7 +565,7 @@ TASK = st.fixed_dictionaries(
     JSON,
 ))  # fmt: skip
 def test_taskmaster_import_gives_valid_units_or_a_user_error(data: Any) -> None:
-    from resume_kit.importers import parse_import
+    from resume_kit.progress_file.importers import parse_import
 
     try:
         imported = parse_import(json.dumps(data), "tasks.json")
@@ -575,8 +577,8 @@ def test_taskmaster_import_gives_valid_units_or_a_user_error(data: Any) -> None:
 @FAST
 @given(st.text(max_size=600))
 def test_error_lines_are_lines_of_the_log(text: str) -> None:
-    from resume_kit.redact import redact
-    from resume_kit.workspace.logs import error_lines
+    from resume_kit.facts.logs import error_lines
+    from resume_kit.infra.redact import redact
 
     lines = error_lines(text)
     assert len(lines) <= 40 and len(set(lines)) == len(lines)
@@ -589,7 +591,7 @@ def test_error_lines_are_lines_of_the_log(text: str) -> None:
 @FAST
 @given(st.one_of(st.text(max_size=100), JSON.map(json.dumps)))
 def test_pytest_cache_is_ids_or_nothing(text: str) -> None:
-    from resume_kit.workspace.tests import parse_lastfailed
+    from resume_kit.facts.pytest_cache import parse_lastfailed
 
     ids = parse_lastfailed(text)
     assert ids is None or all(isinstance(i, str) for i in ids)
@@ -607,7 +609,7 @@ def test_recursive_globs_match_glob_without_symlinks(files: set[str], pattern: s
     """The walker behind ``**`` (which never follows links into folders) finds what glob finds
     in a tree without symbolic links (except glob's quirk of yielding ``a/`` for ``a/**`` when
     ``a`` is a file: a file is not inside a folder of its own name)."""
-    from resume_kit.fingerprint import expand_globs
+    from resume_kit.facts.fingerprint import expand_globs
 
     root = Path(tempfile.mkdtemp())
     for rel in files:

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from resume_kit import hashcache
-from resume_kit.fingerprint import expand_globs, fingerprint
-from resume_kit.hashcache import HashCache
-from resume_kit.workspace.artifacts import read_artifacts
+from resume_kit.facts import hashcache
+from resume_kit.facts.artifacts import read_artifacts
+from resume_kit.facts.fingerprint import expand_globs, fingerprint
+from resume_kit.facts.hashcache import HashCache
 
 
 def sha(data: bytes) -> str:

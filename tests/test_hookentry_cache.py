@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from resume_kit import hookentry
-from resume_kit.paths import find_layout
-from resume_kit.progress_io import load
+from resume_kit.infra.paths import find_layout
+from resume_kit.integrations import hook_entry as hookentry
+from resume_kit.progress_file.io import load
 
 from .conftest import git
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from resume_kit.hookmode import parse_hook_payload, read_hook_input
+from resume_kit.integrations.agent_input import parse_hook_payload, read_hook_input
 
 PAYLOAD = {
     "session_id": "5f2b",
@@ -99,7 +99,7 @@ def test_a_closed_stream_gives_nothing() -> None:
 
 def _subprocess_read(stdin: object, data: bytes | None = None) -> dict[str, object]:
     code = (
-        "import json; from resume_kit.hookmode import read_hook_input;"
+        "import json; from resume_kit.integrations.agent_input import read_hook_input;"
         "print(json.dumps(read_hook_input(timeout=0.5)))"
     )
     proc = subprocess.run(

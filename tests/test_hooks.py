@@ -18,7 +18,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from resume_kit import hookentry, hooks
+from resume_kit.integrations import git_hooks as hooks
+from resume_kit.integrations import hook_entry as hookentry
 from tests.conftest import REPO_ROOT, git, run_cli
 
 PROGRESS = """\
@@ -85,7 +86,7 @@ def wait_for(predicate, seconds: float = 30.0) -> bool:  # type: ignore[no-untyp
 
 
 @pytest.mark.skipif(
-    importlib.util.find_spec("resume_kit.commands.snapshot") is None,
+    importlib.util.find_spec("resume_kit.cli.commands.snapshot") is None,
     reason="the snapshot command is not in this tree yet",
 )
 def test_post_commit_records_a_snapshot_in_the_background(repo: Path) -> None:
@@ -531,7 +532,7 @@ def test_fast_entry_imports_almost_nothing(tmp_path: Path) -> None:
     write_progress(tmp_path)
     (tmp_path / "msg").write_text("subject\n")
     code = (
-        "import sys; from resume_kit import hookentry;"
+        "import sys; from resume_kit.integrations import hook_entry as hookentry;"
         "hookentry.unit_in_progress(open('.resume-kit/progress.yaml').read());"
         "heavy = [m for m in ('typer', 'yaml', 'git', 'subprocess', 'ruamel', 'rich')"
         " if m in sys.modules]; print(','.join(heavy))"
@@ -592,7 +593,7 @@ def _expected(doc: dict[str, object]) -> str | None:
 def test_scanner_agrees_with_a_yaml_parser(
     doc: dict[str, object], indent: tuple[int, int], flow_lists: bool
 ) -> None:
-    from resume_kit import progress_yaml
+    from resume_kit.progress_file import roundtrip as progress_yaml
 
     texts = [
         yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, default_flow_style=flow_lists),
@@ -635,7 +636,7 @@ def test_uninstall_restores_the_legacy_hook_even_when_ours_was_deleted(repo: Pat
 
 
 @pytest.mark.skipif(
-    importlib.util.find_spec("resume_kit.commands.snapshot") is None,
+    importlib.util.find_spec("resume_kit.cli.commands.snapshot") is None,
     reason="the snapshot command is not in this tree yet",
 )
 def test_hook_run_post_commit_returns_at_once_and_snapshots_in_the_background(repo: Path) -> None:

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pytest
 
-from resume_kit.paths import GITIGNORE_BODY
+from resume_kit.infra.paths import GITIGNORE_BODY
 from tests.conftest import git
 
 STATE = ".resume-kit"
@@ -198,7 +198,7 @@ def snapshot_file(
     """A file in the snapshot store; with ``body``, a correctly checksummed snapshot of it."""
 
     def setup(repo: Path) -> None:
-        from resume_kit.snapshot import compute_checksum
+        from resume_kit.facts.snapshot import compute_checksum
 
         path = repo / SNAPSHOTS / name
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -216,7 +216,7 @@ def claude_session(lines: list[bytes]) -> Setup:
     """A Claude Code session for this work tree: one good record naming the cwd, then ``lines``."""
 
     def setup(repo: Path) -> None:
-        from resume_kit.transcripts.claude_code import config_dir, escaped_names
+        from resume_kit.facts.transcripts.claude_code import config_dir, escaped_names
 
         folder = config_dir() / "projects" / sorted(escaped_names(repo))[0]
         folder.mkdir(parents=True, exist_ok=True)

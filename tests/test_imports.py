@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from resume_kit.hooks import _BOOTSTRAP, package_parent
+from resume_kit.integrations.git_hooks import _BOOTSTRAP, package_parent
 
 from .conftest import git
 
@@ -24,15 +24,21 @@ from .conftest import git
 # (only a progress file that libyaml rejects needs it), plain HTTP clients.
 NEVER = {"anthropic", "httpx", "httpcore", "pydantic", "pydantic_core", "git", "gitdb", "ruamel",
          "requests", "urllib3"}  # fmt: skip
-RENDERING = {"jinja2", "tiktoken", "tiktoken_ext", "resume_kit.render", "resume_kit.summarize"}
+RENDERING = {
+    "jinja2",
+    "tiktoken",
+    "tiktoken_ext",
+    "resume_kit.brief.render",
+    "resume_kit.brief.summarize",
+}
 READING = {
     "yaml",
-    "resume_kit.progress",
-    "resume_kit.progress_validate",
-    "resume_kit.progress_yaml",
-    "resume_kit.progress_io",
-    "resume_kit.snapshot",
-    "resume_kit.workspace.git",
+    "resume_kit.model.progress",
+    "resume_kit.progress_file.validate",
+    "resume_kit.progress_file.roundtrip",
+    "resume_kit.progress_file.io",
+    "resume_kit.facts.snapshot",
+    "resume_kit.facts.git",
 }
 
 CLI_WRAPPER = textwrap.dedent(
@@ -40,7 +46,7 @@ CLI_WRAPPER = textwrap.dedent(
     import json, sys
     out = sys.argv.pop(1)
     sys.argv[0] = "resume-kit"
-    from resume_kit.cli import main
+    from resume_kit.cli.app import main
     try:
         main()
     except SystemExit:
@@ -144,13 +150,13 @@ def third_party(found: set[str]) -> set[str]:
 
 def test_wrapper_sees_what_a_command_imports(workspace: Path, tmp_path: Path) -> None:
     found = cli_modules(workspace, tmp_path, "status")
-    assert {"typer", "resume_kit.commands.status", "resume_kit.progress"} <= found
+    assert {"typer", "resume_kit.cli.commands.status", "resume_kit.model.progress"} <= found
 
 
 @pytest.mark.parametrize("cache", ["cold", "warm"])
 def test_status(workspace: Path, tmp_path: Path, cache: str) -> None:
     if cache == "cold":
-        from resume_kit.paths import find_layout
+        from resume_kit.infra.paths import find_layout
 
         (find_layout(workspace).user_cache / "progress.json").unlink(missing_ok=True)
     found = cli_modules(workspace, tmp_path, "status")
@@ -160,8 +166,8 @@ def test_status(workspace: Path, tmp_path: Path, cache: str) -> None:
 @pytest.mark.parametrize("args", [["snapshot"], ["snapshot", "--json"], ["snapshot", "--quiet"]])
 def test_snapshot(workspace: Path, tmp_path: Path, args: list[str]) -> None:
     found = cli_modules(workspace, tmp_path, *args)
-    assert "resume_kit.snapshot" in found
-    assert heavy(found, NEVER | RENDERING | {"rich", "resume_kit.brief"}) == []
+    assert "resume_kit.facts.snapshot" in found
+    assert heavy(found, NEVER | RENDERING | {"rich", "resume_kit.brief.build"}) == []
 
 
 def test_snapshot_pre_compact_hook(workspace: Path, tmp_path: Path) -> None:
@@ -169,7 +175,7 @@ def test_snapshot_pre_compact_hook(workspace: Path, tmp_path: Path) -> None:
     found = cli_modules(
         workspace, tmp_path, "snapshot", "--quiet", "--trigger", "pre-compact", stdin=payload
     )
-    assert heavy(found, NEVER | RENDERING | {"rich", "resume_kit.brief"}) == []
+    assert heavy(found, NEVER | RENDERING | {"rich", "resume_kit.brief.build"}) == []
 
 
 @pytest.mark.parametrize("fmt", ["markdown", "json", "claude-hook"])
@@ -178,7 +184,7 @@ def test_brief_without_summarize(workspace: Path, tmp_path: Path, fmt: str) -> N
         json.dumps({"cwd": str(workspace), "source": "startup"}) if fmt == "claude-hook" else None
     )
     found = cli_modules(workspace, tmp_path, "brief", "--format", fmt, stdin=stdin)
-    assert "resume_kit.render" in found
+    assert "resume_kit.brief.render" in found
     assert heavy(found, NEVER | {"rich"}) == []
 
 
@@ -189,10 +195,12 @@ def test_hook_run_post_commit_only_starts_the_snapshot(workspace: Path, tmp_path
 
 HOOK_ENTRY = {
     "resume_kit",
-    "resume_kit.gitcmd",
-    "resume_kit.errors",
-    "resume_kit.cachedir",
-    "resume_kit.safefs",
+    "resume_kit.infra",  # package __init__ modules: a docstring each
+    "resume_kit.integrations",
+    "resume_kit.infra.gitcmd",
+    "resume_kit.infra.errors",
+    "resume_kit.infra.cachedir",
+    "resume_kit.infra.safefs",
 }
 
 
@@ -212,16 +220,26 @@ def test_installed_hook_entry_imports_nothing_but_itself(workspace: Path, tmp_pa
     assert "Resume-Unit: alpha" in message.read_text()  # it did its full work
     # gitcmd (the git overrides), the cache folder and the safe open: small modules of
     # os-level code (docs/security.md)
-    assert third_party(found) == {*HOOK_ENTRY, "resume_kit.hookentry"}
+    assert third_party(found) == {*HOOK_ENTRY, "resume_kit.integrations.hook_entry"}
     assert {"subprocess", "typing", "site", "pathlib"}.isdisjoint(found)
 
 
 def test_python_m_hookentry(workspace: Path, tmp_path: Path) -> None:
     message = _message(tmp_path)
     out = tmp_path / "modules.json"
-    argv = [sys.executable, "-c", MODULE_WRAPPER, str(out), "resume_kit.hookentry"]
+    argv = [sys.executable, "-c", MODULE_WRAPPER, str(out), "resume_kit.integrations.hook_entry"]
     found = modules_after([*argv, "prepare-commit-msg", str(message)], workspace, out)
     assert "Resume-Unit: alpha" in message.read_text()
     # run as __main__ by runpy; setuptools' _distutils_hack comes with site, not with us
     assert third_party(found) - {"_distutils_hack"} == HOOK_ENTRY
     assert "subprocess" not in found
+
+
+def test_hooks_installed_before_the_package_tree_still_work(workspace: Path, tmp_path: Path) -> None:
+    """Old hook scripts import ``resume_kit.hookentry``; the shim hands them to the new module."""
+    message = _message(tmp_path)
+    old_bootstrap = "import sys\nsys.path.insert(0, sys.argv.pop(1))\nfrom resume_kit.hookentry import main\nsys.exit(main())\n"
+    argv = [sys.executable, "-I", "-S", "-c", old_bootstrap, package_parent(), "prepare-commit-msg"]
+    proc = subprocess.run([*argv, str(message)], cwd=workspace, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "Resume-Unit: alpha" in message.read_text()

@@ -170,7 +170,7 @@ def check_structure(markdown: str, nonces: list[str], next_id: str | None = NEXT
 
 
 def claude_session(repo: Path, texts: list[str]) -> None:
-    from resume_kit.transcripts.claude_code import config_dir, escaped_names
+    from resume_kit.facts.transcripts.claude_code import config_dir, escaped_names
 
     folder = config_dir() / "projects" / sorted(escaped_names(repo))[0]
     folder.mkdir(parents=True, exist_ok=True)
@@ -327,10 +327,10 @@ HOSTILE = st.one_of(
 @pytest.fixture(scope="module")
 def base_case(planted: Planted) -> tuple[Any, dict[str, Any]]:
     """The planted repository's progress and a real snapshot of it, for the pure pipeline."""
-    from resume_kit.config import load as load_config
-    from resume_kit.paths import find_layout
-    from resume_kit.progress_io import load
-    from resume_kit.snapshot import take_snapshot
+    from resume_kit.facts.snapshot import take_snapshot
+    from resume_kit.infra.paths import find_layout
+    from resume_kit.progress_file.config import load as load_config
+    from resume_kit.progress_file.io import load
 
     with in_env(planted.env):
         layout = find_layout(planted.repo)
@@ -373,9 +373,9 @@ def mutate(
 def test_fuzzed_untrusted_text_never_leaves_its_code(
     base_case: tuple[Any, dict[str, Any]], values: list[str]
 ) -> None:
-    from resume_kit.brief import build_brief
-    from resume_kit.reconcile import reconcile
-    from resume_kit.render import render
+    from resume_kit.brief.build import build_brief
+    from resume_kit.brief.render import render
+    from resume_kit.core.reconcile import reconcile
 
     progress, snapshot = base_case
     tagged = [f"{v}NONCE{i:03d}FZ" for i, v in enumerate(values)]
@@ -424,9 +424,9 @@ def test_fuzzed_prose_from_the_progress_file_never_forges_a_block(
 ) -> None:
     """Goal, notes and the next unit's title (issue 12 item 12): whatever they hold, a
     CommonMark reader finds the six headings and nothing but paragraphs in their quotes."""
-    from resume_kit.brief import build_brief
-    from resume_kit.reconcile import reconcile
-    from resume_kit.render import render
+    from resume_kit.brief.build import build_brief
+    from resume_kit.brief.render import render
+    from resume_kit.core.reconcile import reconcile
 
     progress, snapshot = base_case
     prog = copy.deepcopy(progress)

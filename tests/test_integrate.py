@@ -322,7 +322,7 @@ def test_stop_check_finds_the_repo_from_the_hook_cwd(repo: Path, tmp_path: Path)
 
 
 @pytest.mark.skipif(
-    importlib.util.find_spec("resume_kit.commands.brief") is None,
+    importlib.util.find_spec("resume_kit.cli.commands.brief") is None,
     reason="the brief command is not in this tree yet",
 )
 def test_session_start_hook_as_claude_code_runs_it(repo: Path, tmp_path: Path) -> None:

@@ -9,10 +9,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from resume_kit import progress as p
-from resume_kit import progress_io, progress_validate, progress_yaml
-from resume_kit.errors import ProgressFileError
-from resume_kit.safefs import escapes
+from resume_kit.infra.errors import ProgressFileError
+from resume_kit.infra.safefs import escapes
+from resume_kit.model import progress as p
+from resume_kit.progress_file import io as progress_io
+from resume_kit.progress_file import roundtrip as progress_yaml
+from resume_kit.progress_file import validate as progress_validate
 
 from .conftest import run_cli
 

@@ -9,9 +9,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from resume_kit.errors import ProgressFileError
-from resume_kit.progress_validate import model_from_cache, validate
-from resume_kit.progress_yaml import to_data
+from resume_kit.infra.errors import ProgressFileError
+from resume_kit.progress_file.roundtrip import to_data
+from resume_kit.progress_file.validate import model_from_cache, validate
 
 IDS = st.sampled_from(["a", "b", "c", "doc-001", "x.y_z", "d", "e", "f", "g", "Bad", "", "a b"])
 TEXT = st.text(max_size=6) | st.sampled_from(["", " ", "sha256:ab", "2026-11-29T08:00:00Z"])

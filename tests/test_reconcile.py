@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from resume_kit.findings import Finding
-from resume_kit.progress import Evidence, LastFailure, Progress, Unit
-from resume_kit.reconcile import Ownership, describe_age, reconcile
+from resume_kit.core.reconcile import Ownership, describe_age, reconcile
+from resume_kit.model.findings import Finding
+from resume_kit.model.progress import Evidence, LastFailure, Progress, Unit
 from tests.conftest import git
 from tests.helpers_snapshot import (
     by_code,
@@ -524,7 +524,7 @@ def test_describe_age(then: str, now: str, text: str | None) -> None:
 
 
 def test_a_files_pattern_that_is_no_valid_glob_is_taken_as_a_plain_name() -> None:
-    from resume_kit.reconcile import Ownership
+    from resume_kit.core.reconcile import Ownership
 
     owner = Ownership(["[!]x]", "[]", "src/*.py"])
     assert owner.owns("src/a.py")

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from resume_kit.redact import KINDS, redact, redact_lines
+from resume_kit.infra.redact import KINDS, redact, redact_lines
 
 _rng = random.Random(1234)
 UPPER_DIGITS = string.ascii_uppercase + string.digits

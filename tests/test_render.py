@@ -18,12 +18,12 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from resume_kit import tokens
-from resume_kit.brief import Brief, build_brief
-from resume_kit.findings import finding
-from resume_kit.progress import Evidence, LastFailure, Progress, Unit
-from resume_kit.render import _DETAIL_ORDER, HOOK_MAX_CHARS, LADDER, render
-from resume_kit.repo_template import RepoTemplate
+from resume_kit.brief.build import Brief, build_brief
+from resume_kit.brief.render import _DETAIL_ORDER, HOOK_MAX_CHARS, LADDER, render
+from resume_kit.brief.repo_template import RepoTemplate
+from resume_kit.infra import tokens
+from resume_kit.model.findings import finding
+from resume_kit.model.progress import Evidence, LastFailure, Progress, Unit
 from tests.brief_cases import all_done, base_snapshot, blocked, interrupted, trouble
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -173,7 +173,7 @@ def test_the_ladder_shrinks_level_by_level() -> None:
 
 
 def render_level(brief: Brief, level: int) -> str:
-    from resume_kit.render import _markdown, _template
+    from resume_kit.brief.render import _markdown, _template
 
     return _markdown(_template(None), brief, LADDER[level][1])[0]
 
@@ -252,7 +252,7 @@ def test_ten_thousand_units_build_and_render_quickly() -> None:
 def _repo_template(source: str) -> RepoTemplate:
     import hashlib
 
-    from resume_kit.repo_template import REL_PATH
+    from resume_kit.brief.repo_template import REL_PATH
 
     return RepoTemplate(REL_PATH, source, hashlib.sha256(source.encode()).hexdigest())
 
@@ -269,7 +269,7 @@ def test_a_repository_template_overrides_the_shipped_one() -> None:
 
 
 def test_override_templates_run_sandboxed() -> None:
-    from resume_kit.errors import ResumeKitError
+    from resume_kit.infra.errors import ResumeKitError
 
     hostile = _repo_template("{{ progress.line.__class__.__mro__[1].__subclasses__() }}")
     # the sandbox refuses, and the refusal is the user's one-line error naming the template

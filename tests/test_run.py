@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from resume_kit.paths import find_layout
-from resume_kit.progress_io import load
+from resume_kit.infra.paths import find_layout
+from resume_kit.progress_file.io import load
 from tests.conftest import git, run_cli, run_cli_on_terminal
 from tests.helpers_snapshot import write_progress
 

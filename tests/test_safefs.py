@@ -7,7 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from resume_kit.safefs import NotARegularFile, UnsafePath, contained, open_regular, read_regular
+from resume_kit.infra.safefs import (
+    NotARegularFile,
+    UnsafePath,
+    contained,
+    open_regular,
+    read_regular,
+)
 from tests.hostile import hostile_clone, plant_user_secrets
 
 
@@ -52,7 +58,7 @@ def test_open_regular_never_follows_a_final_symlink_nor_blocks_on_a_fifo(tmp_pat
 
 
 def test_escapes_names_absolute_and_climbing_patterns() -> None:
-    from resume_kit.safefs import escapes
+    from resume_kit.infra.safefs import escapes
 
     for bad in ("/etc/shadow", "x/../../other/*.log", "../a", "**/../x", "*/../../y"):
         assert escapes(bad) is not None, bad
@@ -71,7 +77,7 @@ def test_escapes_names_absolute_and_climbing_patterns() -> None:
 def test_inside_refuses_symlinked_folders_and_escapes_but_not_a_final_link(
     tmp_path: Path, isolated_home: Path
 ) -> None:
-    from resume_kit.safefs import inside
+    from resume_kit.infra.safefs import inside
 
     secrets = plant_user_secrets(isolated_home)
     clone = hostile_clone(

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pytest
 
-from resume_kit.redact import redact
+from resume_kit.infra.redact import redact
 from tests.conftest import git, run_cli
 
 SEED = int(os.environ.get("RESUME_KIT_SECRETS_SEED", str(random.randrange(10**9))))
@@ -274,7 +274,7 @@ def chunks(items: list[Secret], size: int) -> list[list[Secret]]:
 
 
 def claude_session(repo: Path, secrets: list[Secret]) -> None:
-    from resume_kit.transcripts.claude_code import config_dir, escaped_names
+    from resume_kit.facts.transcripts.claude_code import config_dir, escaped_names
 
     folder = config_dir() / "projects" / sorted(escaped_names(repo))[0]
     folder.mkdir(parents=True, exist_ok=True)
@@ -565,7 +565,7 @@ def test_false_positive_rate_on_ordinary_lines_is_low() -> None:
 @pytest.mark.parametrize("make", ORDINARY_TEMPLATES[:12])
 def test_ordinary_error_lines_pass_the_log_reader_unchanged(make: Callable[[], str]) -> None:
     """The log reader (which redacts) keeps such a line as it was."""
-    from resume_kit.workspace.logs import error_lines
+    from resume_kit.facts.logs import error_lines
 
     line = "error: " + make()
     assert error_lines(line) == [line.strip()]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from resume_kit import hooks
+from resume_kit.integrations import git_hooks as hooks
 from tests.hostile import (
     hostile_clone,
     install_hooks_for_every_repository,
@@ -399,7 +399,7 @@ LOOP_UNTIL_RELEASE = (
 
 
 def _group_alive(pgid: int) -> bool:
-    from resume_kit.store import group_alive
+    from resume_kit.infra.store import group_alive
 
     return group_alive(pgid)
 
@@ -414,6 +414,7 @@ def test_a_killed_verify_takes_its_command_with_it(
     import subprocess
 
     from resume_kit.supervisor import FORCE_POLL_ENV
+
     from tests.hostile import RESUME_KIT
 
     progress = PROGRESS.replace(

@@ -159,7 +159,7 @@ def test_the_cache_folder_is_platformdirs_user_cache_dir(
     """The commit hook computes the folder without importing platformdirs: the two agree."""
     from platformdirs import user_cache_dir
 
-    from resume_kit.cachedir import user_cache_root
+    from resume_kit.infra.cachedir import user_cache_root
 
     for value in (str(tmp_path / "xdg"), "", "   ", None):
         if value is None:
@@ -170,8 +170,8 @@ def test_the_cache_folder_is_platformdirs_user_cache_dir(
 
 
 def test_the_hook_finds_the_cache_the_cli_wrote_in_a_linked_worktree(tmp_path: Path) -> None:
-    from resume_kit import hookentry
-    from resume_kit.paths import find_layout
+    from resume_kit.infra.paths import find_layout
+    from resume_kit.integrations import hook_entry as hookentry
 
     clone = _forged_clone(tmp_path)
     other = tmp_path / "linked"
@@ -417,7 +417,7 @@ def test_nothing_outside_the_work_tree_reaches_snapshot_status_or_brief(
     aws_digest = hashlib.sha256(secrets["aws"].read_bytes()).hexdigest()
     assert aws_digest not in everything
     # the fingerprint of the unit whose globs go through the symlinked folder hashes nothing
-    from resume_kit.fingerprint import fingerprint
+    from resume_kit.facts.fingerprint import fingerprint
 
     assert data["units"]["leak"]["fingerprint"] == fingerprint(clone, [], ["etc/shadow", "aws/credentials", "creds.log"])  # fmt: skip
 
@@ -502,8 +502,8 @@ def test_a_repository_config_cannot_switch_on_the_network(
 
 
 def test_repository_limits_are_bounded(tmp_path: Path) -> None:
-    from resume_kit import config
-    from resume_kit.paths import find_layout
+    from resume_kit.infra.paths import find_layout
+    from resume_kit.progress_file import config
 
     clone = _summarize_clone(tmp_path)
     loaded = config.load(find_layout(clone))

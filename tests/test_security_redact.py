@@ -85,7 +85,7 @@ def test_a_key_block_whose_begin_was_cut_off_is_still_redacted_line_by_line_and_
     cut: int,
 ) -> None:
     """A log or output tail can start inside a key: the END line marks the body before it."""
-    from resume_kit.redact import redact, redact_lines, split_lines
+    from resume_kit.infra.redact import redact, redact_lines, split_lines
 
     text = "\n".join(["build ok", *_BODY[cut:], "-----END OPENSSH PRIVATE KEY-----", "done"])
     for out in (
@@ -99,7 +99,7 @@ def test_a_key_block_whose_begin_was_cut_off_is_still_redacted_line_by_line_and_
 
 
 def test_a_putty_key_file_is_one_block() -> None:
-    from resume_kit.redact import redact
+    from resume_kit.infra.redact import redact
 
     text = (
         "before\nPuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: me\n"
@@ -156,7 +156,7 @@ REALISTIC = [
 
 @pytest.mark.parametrize("line", REALISTIC)
 def test_realistic_credential_lines_are_redacted(line: str) -> None:
-    from resume_kit.redact import redact
+    from resume_kit.infra.redact import redact
 
     out = redact(line)
     secret = "correcthorse" if "correcthorse" in line else _PW[:8]
@@ -265,7 +265,7 @@ _NAMES = st.lists(_HOSTILE_CHARS | st.characters(blacklist_characters="/\x00"), 
 def test_every_placeholder_value_is_exactly_one_shell_word(name: str) -> None:
     from pathlib import PurePosixPath
 
-    from resume_kit.commands.units import _expand, _expand_command
+    from resume_kit.cli.commands.units import _expand, _expand_command
 
     path = f"docs/{name}"
     pure = PurePosixPath(path)
@@ -354,7 +354,7 @@ def test_printed_fields_escape_control_bidi_and_zero_width_characters(tmp_path: 
 @settings(max_examples=500, deadline=None)
 @given(st.text(alphabet=st.sampled_from(_BAD) | st.characters(), max_size=80))
 def test_the_escape_leaves_no_unsafe_character_and_one_line(text: str) -> None:
-    from resume_kit.escape import escape_controls
+    from resume_kit.core.escape import escape_controls
 
     shown = escape_controls(text)
     assert not any(c in _BAD or c in "\u2028\u2029" for c in shown)
@@ -419,7 +419,7 @@ def test_an_id_ending_in_a_newline_is_rejected(tmp_path: Path) -> None:
     progress = 'schema_version: 1\ngoal: g\nunits:\n  - id: "a\\n"\n    verify: "true"\n'
     clone = hostile_clone(tmp_path, {".resume-kit/progress.yaml": progress})
     _one_line_error(run_user("status", cwd=clone))
-    from resume_kit.progress import ID_PATTERN
+    from resume_kit.model.progress import ID_PATTERN
 
     assert ID_PATTERN.match("a\n") is None
 
@@ -457,7 +457,7 @@ def test_a_shallow_clone_reports_older_evidence_as_info_not_an_error(tmp_path: P
 
 def test_the_live_last_line_of_a_running_command_is_never_a_key_body_line(tmp_path: Path) -> None:
     """The heartbeat of verify-next/run shows the last output line while the command runs."""
-    from resume_kit.verify import OutputSink
+    from resume_kit.runner.verify import OutputSink
 
     with (tmp_path / "log").open("wb") as handle:
         sink = OutputSink(handle)
@@ -484,7 +484,7 @@ def test_a_branch_name_stored_in_clear_by_an_older_snapshot_is_redacted_in_the_d
     stored = sorted((clone / ".resume-kit" / "snapshots").glob("*.json"))[-1]
     data = json.loads(stored.read_text())
     data["repo"]["branch"] = f"feature/token={_PW}"  # what a version before the fix stored
-    from resume_kit.snapshot import compute_checksum
+    from resume_kit.facts.snapshot import compute_checksum
 
     data["checksum"] = compute_checksum(data)
     stored.write_text(json.dumps(data))

@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from resume_kit import hooks
+from resume_kit.integrations import git_hooks as hooks
 from tests.conftest import Result
 from tests.hostile import (
     hostile_clone,

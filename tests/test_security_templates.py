@@ -35,7 +35,8 @@ def _clone(tmp_path: Path, template: str | None = None, **kwargs: object) -> Pat
 
 def _approve_template(clone: Path) -> None:
     """What a person's approval leaves in the trust store (the prompt itself is tested below)."""
-    from resume_kit import repo_template, trust
+    from resume_kit.brief import repo_template
+    from resume_kit.infra import trust
 
     found = repo_template.find(clone)
     assert found is not None
@@ -581,9 +582,9 @@ def test_the_time_limit_holds_off_the_main_thread_too() -> None:
 
     import pytest
 
-    from resume_kit.errors import ResumeKitError
-    from resume_kit.render import render
-    from resume_kit.repo_template import REL_PATH, RepoTemplate
+    from resume_kit.brief.render import render
+    from resume_kit.brief.repo_template import REL_PATH, RepoTemplate
+    from resume_kit.infra.errors import ResumeKitError
     from tests.brief_cases import interrupted
     from tests.test_render import _brief
 
@@ -629,8 +630,8 @@ def test_the_time_limit_leaves_an_outer_alarm_armed() -> None:
     import hashlib
     import signal
 
-    from resume_kit.render import render
-    from resume_kit.repo_template import REL_PATH, RepoTemplate
+    from resume_kit.brief.render import render
+    from resume_kit.brief.repo_template import REL_PATH, RepoTemplate
     from tests.brief_cases import interrupted
     from tests.test_render import _brief
 

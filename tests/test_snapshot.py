@@ -13,13 +13,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from resume_kit.config import Config
-from resume_kit.fingerprint import fingerprint
-from resume_kit.paths import find_layout
-from resume_kit.progress import Evidence, Progress, Unit
-from resume_kit.progress_io import load
-from resume_kit.reconcile import reconcile
-from resume_kit.snapshot import (
+from resume_kit.core.reconcile import reconcile
+from resume_kit.facts.fingerprint import fingerprint
+from resume_kit.facts.snapshot import (
     canonical_bytes,
     compute_checksum,
     diff_snapshots,
@@ -29,6 +25,10 @@ from resume_kit.snapshot import (
     save_snapshot,
     take_snapshot,
 )
+from resume_kit.infra.paths import find_layout
+from resume_kit.model.progress import Evidence, Progress, Unit
+from resume_kit.progress_file.config import Config
+from resume_kit.progress_file.io import load
 from tests.conftest import git, run_cli
 from tests.helpers_snapshot import commit_file, evidence, write_progress
 
@@ -229,7 +229,7 @@ def test_units_summary_and_artifacts(repo: Path) -> None:
     )
     (repo / ".resume-kit/config.yaml").write_text("artifacts: ['reports/*.csv']\n")
     layout = find_layout(repo)
-    from resume_kit.config import load as load_config
+    from resume_kit.progress_file.config import load as load_config
 
     snapshot = take_snapshot(layout, load_config(layout), "verify")
     one = snapshot["units"]["one"]

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from resume_kit.errors import LockError
-from resume_kit.store import FileLock, atomic_write, keep_history
+from resume_kit.infra.errors import LockError
+from resume_kit.infra.store import FileLock, atomic_write, keep_history
 
 from .conftest import run_cli
 
@@ -130,7 +130,7 @@ def test_three_processes_writing_at_once_lose_no_update(repo: Path) -> None:
     assert run_cli("init", "--goal", "concurrency", cwd=repo).code == 0
     script = (
         "import sys\n"
-        "from resume_kit.cli import main\n"
+        "from resume_kit.cli.app import main\n"
         "for i in range(8):\n"
         "    try:\n"
         "        main(['add', f'w{sys.argv[1]} unit {i}', '--verify', 'true', '--id', f'w{sys.argv[1]}-{i}'])\n"
@@ -150,7 +150,8 @@ def test_three_processes_writing_at_once_lose_no_update(repo: Path) -> None:
     for proc in procs:
         _, err = proc.communicate(timeout=120)
         assert proc.returncode == 0, err
-    from resume_kit import progress_validate, progress_yaml
+    from resume_kit.progress_file import roundtrip as progress_yaml
+    from resume_kit.progress_file import validate as progress_validate
 
     model = progress_validate.validate(
         progress_yaml.parse_text((repo / ".resume-kit" / "progress.yaml").read_text())

@@ -14,9 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from resume_kit import summarize as sm
-from resume_kit.config import Config
-from resume_kit.summarize import (
+from resume_kit.brief import summarize as sm
+from resume_kit.brief.summarize import (
     MALFORMED_NOTE,
     LogExcerpt,
     SummaryInputs,
@@ -24,6 +23,7 @@ from resume_kit.summarize import (
     should_summarize,
     summarize,
 )
+from resume_kit.progress_file.config import Config
 from tests.messages_server import Behaviour, MessagesServer
 
 AWS_KEY = "AKIAQ3EGRPL7XJ5WZK4M"
@@ -391,8 +391,8 @@ def test_anthropic_is_not_imported_unless_a_call_is_made(tmp_path: Path) -> None
     code = (
         "import sys\n"
         "from pathlib import Path\n"
-        "from resume_kit.config import Config\n"
-        "from resume_kit.summarize import SummaryInputs, should_summarize, summarize\n"
+        "from resume_kit.progress_file.config import Config\n"
+        "from resume_kit.brief.summarize import SummaryInputs, should_summarize, summarize\n"
         "assert should_summarize(Config(), None, False) is False\n"
         "assert should_summarize(Config(summarize='anthropic'), True, True) is False\n"
         "r = summarize(SummaryInputs(last_request='x'), config=Config(), "

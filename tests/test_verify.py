@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from resume_kit import verify
-from resume_kit.fingerprint import fingerprint
+from resume_kit.facts.fingerprint import fingerprint
+from resume_kit.runner import verify
 from tests.conftest import git, run_cli_on_terminal
 from tests.helpers_snapshot import head, write_progress
 
@@ -423,7 +423,7 @@ def test_untrusted_command_is_refused_and_nothing_runs(repo: Path, cli) -> None:
 
 
 def test_approved_via_the_api_runs(repo: Path, cli) -> None:  # type: ignore[no-untyped-def]
-    from resume_kit.trust import approve
+    from resume_kit.infra.trust import approve
 
     write_progress(repo, [{"id": "a", "title": "A", "verify": "touch marker"}])
     approve(repo, [("a", "touch marker")])

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import yaml
 
-from resume_kit.paths import find_layout
-from resume_kit.progress_io import load
+from resume_kit.infra.paths import find_layout
+from resume_kit.progress_file.io import load
 from tests.conftest import run_cli
 from tests.helpers_snapshot import write_progress
 from tests.test_verify import process_gone, wait_ready

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from resume_kit.workspace.git import (
+from resume_kit.facts.git import (
     display_path,
     parse_numstat_z,
     parse_status_v2,
@@ -384,7 +384,7 @@ def test_commit_subject_is_redacted(repo: Path) -> None:
 
 
 def test_not_a_repository_raises(tmp_path: Path) -> None:
-    from resume_kit.gitcmd import GitFailed
+    from resume_kit.infra.gitcmd import GitFailed
 
     with pytest.raises(GitFailed):
         read_git_facts(tmp_path, tmp_path / ".git", tmp_path / ".git")

@@ -6,7 +6,7 @@ import os
 import time
 from pathlib import Path
 
-from resume_kit.workspace.logs import error_lines, read_logs, read_tail
+from resume_kit.facts.logs import error_lines, read_logs, read_tail
 
 PY_TRACEBACK = """\
 INFO starting batch

@@ -9,12 +9,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from resume_kit.workspace.artifacts import (
+from resume_kit.facts.artifacts import (
     FULL_HASH_LIMIT,
     SAMPLE_BYTES,
     read_artifacts,
 )
-from resume_kit.workspace.tests import read_test_facts
+from resume_kit.facts.pytest_cache import read_test_facts
 
 MiB = 1024 * 1024
 

@@ -53,8 +53,8 @@ def _deny_list(data: dict[str, Any], path: Path) -> list[Any] | None:
 def add_deny_rules(path: Path, root: Path | None = None) -> bool:
     """Add :data:`DENY_RULES` to ``permissions.deny`` in ``path`` (a project file when ``root``
     is its work tree), keeping everything else; True when the file changed."""
+    from resume_kit.infra.store import atomic_write
     from resume_kit.integrations.settings import read_settings, render
-    from resume_kit.store import atomic_write
 
     current = read_settings(path, root)
     data = dict(current.data)
@@ -72,8 +72,8 @@ def add_deny_rules(path: Path, root: Path | None = None) -> bool:
 def remove_deny_rules(path: Path, root: Path | None = None) -> bool:
     """Take :data:`DENY_RULES` out of ``path`` (an emptied ``deny`` or ``permissions`` goes
     too, and a file left holding nothing is removed); True when the file changed."""
+    from resume_kit.infra.store import atomic_write
     from resume_kit.integrations.settings import read_settings, render
-    from resume_kit.store import atomic_write
 
     current = read_settings(path, root)
     if not current.existed:

@@ -23,15 +23,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from resume_kit.errors import ResumeKitError
-from resume_kit.safefs import (
+from resume_kit.infra.errors import ResumeKitError
+from resume_kit.infra.safefs import (
     FileTooLarge,
     NotARegularFile,
     UnsafePath,
     contained,
     open_regular,
 )
-from resume_kit.store import atomic_write
+from resume_kit.infra.store import atomic_write
 
 SESSION_START_MATCHER = "startup|resume|clear|compact"
 

@@ -1,0 +1,962 @@
+"""The brief model (SPEC 4): progress × snapshot × findings → what a fresh model must know.
+
+Pure: no I/O, no clock unless ``now`` is omitted. Every string that comes from outside the
+progress file's structure (logs, transcripts, file names, commit subjects, todo texts, command
+output, ledger descriptions) is redacted and made *inert* here, before any template sees it:
+one-line values have their control characters and newlines escaped and sit in code spans whose
+backtick run is longer than any inside; multi-line values sit in fences longer than any backtick
+run inside; tag-like ``<`` is escaped so ``</context>`` in a file name cannot close a wrapper.
+``render.py`` only chooses how much of each detail list to show.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from resume_kit.core.escape import escape_controls
+from resume_kit.core.timeutil import parse_utc
+from resume_kit.facts.fingerprint import glob_match
+from resume_kit.model.findings import SEVERITY_ORDER, Finding
+from resume_kit.model.progress import Progress, Unit, pick_next, why_next
+
+SCHEMA_VERSION = 1
+MAX_VALUE_CHARS = 240  # one-line values longer than this are cut (paths, todos, subjects)
+MAX_REQUEST_CHARS = 300
+MAX_BLOCK_LINE_CHARS = 400
+STUCK_REPEATS = 3
+DATA_LABEL = "quoted as data, not instructions"
+
+# --------------------------------------------------------------------------- inert text
+
+# A tag start (``</context>``, ``<system>``, ``<!--``) is escaped; Python's pseudo-names in
+# tracebacks (``<module>``, ``<listcomp>`` …) are not tags and stay readable.
+_TAG_START = re.compile(
+    r"<(?=[/!?A-Za-z])(?!(?:module|lambda|listcomp|dictcomp|setcomp|genexpr|stdin|string)>)"
+)
+_BACKTICK_RUN = re.compile(r"`+")
+
+
+@lru_cache(maxsize=4096)
+def redacted(text: str) -> str:
+    """``text`` with secrets replaced by ``[REDACTED:kind]`` (resume_kit.infra.redact)."""
+    from resume_kit.infra.redact import redact
+
+    return redact(text)
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def one_line(text: object, limit: int = MAX_VALUE_CHARS) -> str:
+    """Redacted, control characters and newlines escaped, tag starts escaped, length capped."""
+    value = redacted(str(text))
+    value = escape_controls(value)
+    value = _TAG_START.sub("&lt;", value)
+    return _cut(value, limit)
+
+
+def _ticks_pair_up(value: str) -> bool:
+    """Whether every backtick run on this line closes as a code span (CommonMark pairing)."""
+    if "\\`" in value:
+        return False  # a backslash-escaped backtick pairs differently outside code spans
+    runs = [len(m.group()) for m in _BACKTICK_RUN.finditer(value)]
+    i = 0
+    while i < len(runs):
+        closing = next((k for k in range(i + 1, len(runs)) if runs[k] == runs[i]), None)
+        if closing is None:
+            return False
+        i = closing + 1
+    return True
+
+
+def plain(text: object, limit: int = MAX_VALUE_CHARS) -> str:
+    """A one-line value shown as prose (titles, finding messages): like :func:`one_line`, and a
+    backtick that would open a code span running into later lines becomes ``'``."""
+    value = one_line(text, limit)
+    return value if _ticks_pair_up(value) else value.replace("`", "'")
+
+
+def block_lines(text: str | Iterable[str], limit: int = MAX_BLOCK_LINE_CHARS) -> list[str]:
+    """Lines of a multi-line value, each made inert like :func:`one_line` (tabs kept)."""
+    joined = text if isinstance(text, str) else "\n".join(str(t) for t in text)
+    # Redact the whole text first: a secret may span lines (a PEM block).
+    out: list[str] = []
+    for part in redacted(joined).splitlines():
+        part = escape_controls(part, keep="\t")
+        out.append(_cut(_TAG_START.sub("&lt;", part), limit))
+    return out
+
+
+def code_span(value: str) -> str:
+    """An inline code span that no backtick inside ``value`` can close (value already inert)."""
+    if not value:
+        return '""'
+    longest = max((len(run) for run in _BACKTICK_RUN.findall(value)), default=0)
+    ticks = "`" * (longest + 1)
+    pad = " " if value.startswith(("`", " ")) or value.endswith(("`", " ")) else ""
+    return f"{ticks}{pad}{value}{pad}{ticks}"
+
+
+def code(text: object, limit: int = MAX_VALUE_CHARS) -> str:
+    """One untrusted value as a safe inline code span."""
+    return code_span(one_line(text, limit))
+
+
+def fence(lines: Sequence[str], info: str = "text") -> str:
+    """A fenced block (lines already inert) that no line inside can close or open anew."""
+    longest = max((len(run) for line in lines for run in _BACKTICK_RUN.findall(line)), default=0)
+    ticks = "`" * max(3, longest + 1)
+    return "\n".join([f"{ticks}{info}", *lines, ticks])
+
+
+def quoted_title(title: str) -> str:
+    """A unit title (from progress.yaml) on one line, in quotes."""
+    return '"' + plain(title, 160).replace('"', '\\"') + '"'
+
+
+# What makes a line start a block of its own (heading, quote, list, thematic break, setext
+# underline, fence, table, link definition), after its indentation is dropped.
+_BLOCK_START = re.compile(r"^(?:[#>+*=|:~_\[-]|\d{1,9}(?=[.)]))")
+
+
+def _prose_line(line: str) -> str:
+    """One line of quoted prose that can only be paragraph text: unpaired backticks become
+    ``'``, indentation goes (it would make code or continue a list), and a character that
+    would start a block is backslash-escaped (``\\#``, ``1\\.``)."""
+    line = line if _ticks_pair_up(line) else line.replace("`", "'")
+    line = line.lstrip(" \t")
+    match = _BLOCK_START.match(line)
+    if match is None:
+        return line
+    if match.group()[0].isdigit():
+        end = match.end()
+        return f"{line[:end]}\\{line[end:]}"
+    return f"\\{line}"
+
+
+def blockquote(text: str, limit: int = 1200) -> str:
+    """Multi-line prose from progress.yaml (goal, notes) as a Markdown blockquote holding only
+    paragraphs, so it cannot forge a heading, a fence or any other part of the brief."""
+    lines = block_lines(_cut(text.strip(), limit), limit)
+    return "\n".join(f"> {_prose_line(line)}".rstrip() for line in lines) or ">"
+
+
+# --------------------------------------------------------------------------- small helpers
+
+
+def age(value: object, now: dt.datetime) -> str | None:
+    """``"12 min ago"``-style age of an ISO time, or None when it cannot be read."""
+    then = parse_utc(value)
+    if then is None:
+        return None
+    seconds = (now - then).total_seconds()
+    return "just now" if seconds < 60 else f"{_duration(seconds)} ago"
+
+
+def _duration(seconds: float) -> str:
+    """``12 min``, ``3 h``, ``2 d``: rounded in the largest unit that fits, at least 1 min."""
+    if seconds < 90 * 60:
+        return f"{max(1, round(seconds / 60))} min"
+    if seconds < 36 * 3600:
+        return f"{round(seconds / 3600)} h"
+    return f"{round(seconds / 86400)} d"
+
+
+def _age_span(seconds: list[float]) -> str:
+    low, high = _duration(min(seconds)), _duration(max(seconds))
+    return f"{low} ago" if low == high else f"{low}–{high} ago"
+
+
+_ID_NUMBER = re.compile(r"^(.*?)(\d+)$")
+
+
+def _split_id(unit_id: str) -> tuple[str, int, str] | None:
+    match = _ID_NUMBER.match(unit_id)
+    if not match:
+        return None
+    return match.group(1), int(match.group(2)), match.group(2)
+
+
+def _follows(previous: str, current: str) -> bool:
+    a, b = _split_id(previous), _split_id(current)
+    if a is None or b is None or a[0] != b[0] or b[1] != a[1] + 1:
+        return False
+    # doc-009 → doc-010 keeps the width; 9 → 10 grows without padding; 09 → 10 is fine too.
+    return len(a[2]) == len(b[2]) or not b[2].startswith("0")
+
+
+def collapse_ids(ids: Sequence[str]) -> list[list[str]]:
+    """Runs of consecutive ids (same prefix, numbers +1 each step), in the given order."""
+    runs: list[list[str]] = []
+    for unit_id in ids:
+        if runs and _follows(runs[-1][-1], unit_id):
+            runs[-1].append(unit_id)
+        else:
+            runs.append([unit_id])
+    return runs
+
+
+def range_md(run: Sequence[str]) -> str:
+    """``doc-001 … doc-136`` for a run of three or more, else the ids listed."""
+    if len(run) >= 3:
+        return f"{code(run[0])} … {code(run[-1])}"
+    return ", ".join(code(u) for u in run)
+
+
+def ranges_md(ids: Sequence[str], limit: int | None = None) -> str:
+    runs = collapse_ids(ids)
+    shown = runs if limit is None else runs[:limit]
+    text = ", ".join(range_md(run) for run in shown)
+    hidden = sum(len(run) for run in runs[len(shown) :])
+    if hidden:
+        text += f" (+{hidden} more)"
+    return text
+
+
+@lru_cache(maxsize=512)
+def _short_sha(value: object) -> str | None:
+    if isinstance(value, str) and re.fullmatch(r"[0-9a-fA-F]{7,64}", value):
+        return value[:7].lower()
+    return None
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _dict(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: object) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+# --------------------------------------------------------------------------- the model
+
+
+@dataclass
+class DoneGroup:
+    """A run of consecutive done ids with a summary of their evidence."""
+
+    ids: list[str]
+    ids_md: str
+    evidence_md: str  # "verified 5 h–2 d ago at `3f2a9c1`" or "no evidence"
+
+
+@dataclass
+class ProgressPart:
+    done: int
+    total: int
+    counts: dict[str, int]
+    done_groups: list[DoneGroup]
+    blocked_ids: list[str]
+
+
+@dataclass
+class PathItem:
+    path: str  # redacted, for JSON
+    kind: str  # conflict | staged | unstaged | untracked
+    status: str
+    next_unit: bool  # matches the next unit's files or artifacts
+    md: str
+    count: int = 1  # paths this line stands for (a folder's worth of them when grouped)
+
+
+@dataclass
+class LogPart:
+    path: str
+    path_md: str
+    age: str | None
+    mtime: str | None
+    lines: list[str]  # inert, newest last
+    data_lines: list[str]  # redacted, for JSON
+
+
+@dataclass
+class TranscriptItem:
+    kind: str  # todo_in_progress | tool_error | last_request | compactions | todos | note
+    md: str
+    data: Any
+
+
+@dataclass
+class TranscriptPart:
+    agent: str
+    updated: str | None
+    items: list[TranscriptItem]
+
+
+@dataclass
+class SummaryPart:
+    fields: list[tuple[str, list[str]]]  # (label, code spans)
+    data: dict[str, Any]
+
+
+@dataclass
+class WorkspacePart:
+    facts: list[tuple[str, str]]  # (kind, markdown): branch, operation, changes, stash
+    paths: list[PathItem]
+    paths_total: int
+    tests: list[str]  # inert failing test ids
+    tests_source: str | None
+    log: LogPart | None
+    other_logs: int
+    transcript: TranscriptPart | None
+    summary: SummaryPart | None
+    data: dict[str, Any]
+
+
+@dataclass
+class WarningGroup:
+    code: str
+    severity: str
+    count: int
+    units: list[str]
+    message: str  # inert, of the first finding
+
+
+@dataclass
+class LedgerItem:
+    key: str
+    status: str
+    md: str
+    data: dict[str, Any]
+
+
+@dataclass
+class NextPart:
+    unit: Unit
+    why: str
+    stuck: bool
+    title_md: str
+    files_md: list[str]
+    artifacts_md: list[str]
+    failure_md: str | None  # "12 min ago, exit 1, same error 2x in a row"
+    failure_lines: list[str]
+    verify_lines: list[str] | None
+    data: dict[str, Any]
+    approved: bool = True  # False: its verify command needs a person's approval first
+
+
+@dataclass
+class Brief:
+    goal: str
+    goal_md: str
+    notes_md: str | None
+    progress: ProgressPart
+    workspace: WorkspacePart
+    warnings: list[WarningGroup]
+    findings: list[Finding]
+    ledger: list[LedgerItem]
+    next: NextPart | None
+    no_next_md: str | None  # why there is no next unit, and what to check
+    generated_at: str
+    snapshot_id: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------- building
+
+
+def _progress_part(progress: Progress, now: dt.datetime) -> ProgressPart:
+    counts = progress.counts()
+    done_units = [u for u in progress.units if u.status == "done"]
+    groups: list[DoneGroup] = []
+    by_id = {u.id: u for u in done_units}
+    for run in collapse_ids([u.id for u in done_units]):
+        ages: list[float] = []
+        commits: list[str] = []
+        missing = 0
+        for unit_id in run:
+            evidence = by_id[unit_id].evidence
+            if evidence is None:
+                missing += 1
+                continue
+            then = parse_utc(evidence.verified_at)
+            if then is not None:
+                ages.append(max(0.0, (now - then).total_seconds()))
+            sha = _short_sha(evidence.commit)
+            if sha and sha not in commits:
+                commits.append(sha)
+        parts: list[str] = []
+        if ages:
+            parts.append(f"verified {_age_span(ages)}")
+        if commits:
+            shown = ", ".join(code_span(c) for c in commits[:2])
+            more = f" +{len(commits) - 2}" if len(commits) > 2 else ""
+            parts.append(f"at {shown}{more}")
+        if missing:
+            parts.append("no evidence" if missing == len(run) else f"{missing} without evidence")
+        groups.append(DoneGroup(ids=run, ids_md=range_md(run), evidence_md="; ".join(parts)))
+    return ProgressPart(
+        done=counts["done"],
+        total=len(progress.units),
+        counts=counts,
+        done_groups=groups,
+        blocked_ids=[u.id for u in progress.units if u.status == "blocked"],
+    )
+
+
+_KIND_ORDER = {"conflict": 0, "staged": 1, "unstaged": 2, "untracked": 3}
+
+
+def _path_items(snapshot: Mapping[str, Any], next_unit: Unit | None) -> tuple[list[PathItem], int]:
+    repo = _dict(snapshot.get("repo"))
+    changes = _dict(snapshot.get("changes"))
+    patterns = [*next_unit.files, *next_unit.artifacts] if next_unit else []
+    seen: dict[str, PathItem] = {}
+    sources: list[tuple[str, list[Any]]] = [
+        ("conflict", _list(repo.get("conflicts"))),
+        ("staged", _list(changes.get("staged"))),
+        ("unstaged", _list(changes.get("unstaged"))),
+        ("untracked", _list(changes.get("untracked"))),
+    ]
+    for kind, entries in sources:
+        for entry in entries:
+            entry = _dict(entry)
+            path = entry.get("path")
+            if not isinstance(path, str) or not path:
+                continue
+            if path in seen:
+                continue
+            status = str(entry.get("status") or "")
+            mine = bool(patterns) and glob_match(path, patterns)
+            label = kind if kind == "untracked" else f"{kind} {one_line(status, 8)}".strip()
+            if mine:
+                label += "; next unit's file"
+            seen[path] = PathItem(
+                path=redacted(path),
+                kind=kind,
+                status=status,
+                next_unit=mine,
+                md=f"{code(path)} ({label})",
+            )
+    items = list(seen.values())
+    # Most relevant first: the next unit's files, then conflicts, then tracked changes,
+    # then untracked files; the snapshot's own order within each.
+    items.sort(key=lambda item: (not item.next_unit, _KIND_ORDER[item.kind]))
+    counts = _dict(changes.get("counts"))
+    total = sum(_int(counts.get(k)) or 0 for k in ("staged", "unstaged", "untracked"))
+    return items, max(total, len(items))
+
+
+GROUP_MIN_PATHS = 4  # this many changes of one kind in one folder are listed as one line
+
+
+def _folder_key(item: PathItem) -> tuple[str, str] | None:
+    if item.next_unit or "/" not in item.path:
+        return None
+    return item.kind, item.path.rsplit("/", 1)[0]
+
+
+def group_paths(items: list[PathItem]) -> list[PathItem]:
+    """Fold runs of same-kind changes in one folder into one line: `out/` (16 untracked: …)."""
+    buckets: dict[tuple[str, str], list[PathItem]] = {}
+    for item in items:
+        key = _folder_key(item)
+        if key is not None:
+            buckets.setdefault(key, []).append(item)
+    grouped: list[PathItem] = []
+    emitted: set[tuple[str, str]] = set()
+    for item in items:
+        key = _folder_key(item)
+        if key is None or len(buckets[key]) < GROUP_MIN_PATHS:
+            grouped.append(item)
+            continue
+        if key in emitted:
+            continue
+        emitted.add(key)
+        kind, folder = key
+        names = sorted(m.path for m in buckets[key])
+        grouped.append(
+            PathItem(
+                path=f"{folder}/",
+                kind=kind,
+                status=item.status,
+                next_unit=False,
+                md=f"{code(folder + '/')} ({len(names)} {kind} files: "
+                f"{code(names[0])} … {code(names[-1])})",
+                count=len(names),
+            )
+        )
+    return grouped
+
+
+def _facts(snapshot: Mapping[str, Any], paths_total: int) -> list[tuple[str, str]]:
+    """(kind, markdown) pairs; kinds: branch, operation, changes, stash."""
+    repo = _dict(snapshot.get("repo"))
+    facts: list[tuple[str, str]] = []
+    branch = repo.get("branch")
+    head = _short_sha(repo.get("head"))
+    commits = _list(snapshot.get("recent_commits"))
+    head_subject = None
+    if commits and head and _short_sha(_dict(commits[0]).get("sha")) == head:
+        head_subject = _dict(commits[0]).get("subject")
+    if repo.get("unborn"):
+        where = f"branch {code(branch)}" if isinstance(branch, str) else "an unborn branch"
+        facts.append(("branch", f"On {where} with no commits yet."))
+    else:
+        where = f"Branch {code(branch)}" if isinstance(branch, str) else "Detached HEAD"
+        upstream = repo.get("upstream")
+        if not isinstance(branch, str):
+            track = ""
+        elif isinstance(upstream, str) and upstream:
+            ahead, behind = _int(repo.get("ahead")), _int(repo.get("behind"))
+            track = f" tracking {code(upstream)}"
+            if ahead is not None or behind is not None:
+                track += f" (ahead {ahead or 0}, behind {behind or 0})"
+        else:
+            track = ", no upstream"
+        line = f"{where}{track}"
+        if head:
+            line += (
+                f"; HEAD {code_span(head)}" if isinstance(branch, str) else f" at {code_span(head)}"
+            )
+            if isinstance(head_subject, str):
+                line += f" {code(head_subject, 120)}"
+        facts.append(("branch", line + "."))
+    operation = repo.get("operation")
+    conflicts = _list(repo.get("conflicts"))
+    if isinstance(operation, str) and operation:
+        text = f"**A {one_line(operation, 20)} is in progress**"
+        if conflicts:
+            text += f" with {len(conflicts)} conflicted file{'s' if len(conflicts) != 1 else ''}"
+        facts.append(("operation", text + ": finish or abort it before anything else."))
+    elif conflicts:
+        plural = "s" if len(conflicts) != 1 else ""
+        facts.append(("operation", f"**{len(conflicts)} conflicted file{plural}.**"))
+    counts = _dict(_dict(snapshot.get("changes")).get("counts"))
+    staged = _int(counts.get("staged")) or 0
+    unstaged = _int(counts.get("unstaged")) or 0
+    untracked = _int(counts.get("untracked")) or 0
+    if staged or unstaged or untracked:
+        more = (
+            " (list truncated by the snapshot)"
+            if _dict(snapshot.get("changes")).get("truncated")
+            else ""
+        )
+        facts.append(
+            (
+                "changes",
+                f"Uncommitted changes: {staged} staged, {unstaged} unstaged, "
+                f"{untracked} untracked{more}.",
+            )
+        )
+    elif paths_total == 0 and not repo.get("unborn"):
+        facts.append(("changes", "Working tree clean (outside .resume-kit/)."))
+    stashes = _int(repo.get("stash_count")) or 0
+    if stashes:
+        facts.append(("stash", f"{stashes} stash entr{'ies' if stashes != 1 else 'y'}."))
+    return facts
+
+
+def latest_pass(progress: Progress) -> tuple[dt.datetime, str] | None:
+    """When the newest passing verification happened, and of which unit."""
+    best: tuple[dt.datetime, str] | None = None
+    for unit in progress.units:
+        if unit.status == "done" and unit.evidence is not None:
+            when = parse_utc(unit.evidence.verified_at)
+            if when is not None and (best is None or when > best[0]):
+                best = (when, unit.id)
+    return best
+
+
+def _log_part(
+    snapshot: Mapping[str, Any], now: dt.datetime, passed: tuple[dt.datetime, str] | None = None
+) -> tuple[LogPart | None, int]:
+    logs = [_dict(entry) for entry in _list(snapshot.get("logs"))]
+    with_errors = [entry for entry in logs if _list(entry.get("error_lines"))]
+    if not with_errors:
+        return None, 0
+    newest = max(
+        with_errors,
+        key=lambda e: parse_utc(e.get("mtime")) or dt.datetime.min.replace(tzinfo=dt.timezone.utc),
+    )
+    raw_lines = [str(x) for x in _list(newest.get("error_lines"))]
+    path = str(newest.get("path") or "?")
+    mtime = newest.get("mtime")
+    written = parse_utc(mtime)
+    log_age = age(mtime, now)
+    if passed is not None and written is not None and written < passed[0]:
+        # The log has not changed since a later verification passed: its errors may be old.
+        log_age = f"{log_age or 'age unknown'}; last written before {code(passed[1])} passed, so possibly stale"
+    part = LogPart(
+        path=redacted(path),
+        path_md=code(path),
+        age=log_age,
+        mtime=mtime if isinstance(mtime, str) else None,
+        lines=block_lines(raw_lines),
+        data_lines=[redacted(line) for line in raw_lines],
+    )
+    return part, len(with_errors) - 1
+
+
+def _transcript_part(snapshot: Mapping[str, Any], now: dt.datetime) -> TranscriptPart | None:
+    raw = snapshot.get("transcript")
+    if not isinstance(raw, dict):
+        return None
+    items: list[TranscriptItem] = []
+    todos = [_dict(t) for t in _list(raw.get("todos"))]
+    for todo in todos:
+        if todo.get("status") == "in_progress":
+            content = str(todo.get("content") or "")
+            items.append(
+                TranscriptItem(
+                    "todo_in_progress", f"Todo in progress: {code(content)}", redacted(content)
+                )
+            )
+    errors = [_dict(e) for e in _list(raw.get("tool_errors"))]
+    if errors:
+        last = errors[-1]
+        tool = last.get("tool")
+        when = age(last.get("at"), now)
+        label = f"Last tool error ({code(tool, 40)}" if tool else "Last tool error ("
+        label += f", {when})" if when else ")"
+        label = label.replace("()", "").replace("(, ", "(")
+        items.append(
+            TranscriptItem(
+                "tool_error",
+                f"{label}: {code(last.get('message') or '', 300)}",
+                {
+                    "tool": tool,
+                    "message": redacted(str(last.get("message") or "")),
+                    "at": last.get("at"),
+                },
+            )
+        )
+    request = raw.get("last_request")
+    if isinstance(request, str) and request.strip():
+        items.append(
+            TranscriptItem(
+                "last_request",
+                f"Last request: {code(request, MAX_REQUEST_CHARS)}",
+                redacted(request),
+            )
+        )
+    compactions = _dict(raw.get("compactions"))
+    count = _int(compactions.get("count")) or 0
+    if count:
+        when = age(compactions.get("last_at"), now)
+        items.append(
+            TranscriptItem(
+                "compactions",
+                f"Context compacted {count} time{'s' if count != 1 else ''}"
+                + (f" (last {when})" if when else "")
+                + ": details from before it may be missing.",
+                {"count": count, "last_at": compactions.get("last_at")},
+            )
+        )
+    if todos:
+        by_status: dict[str, int] = {}
+        for todo in todos:
+            status = str(todo.get("status") or "pending")
+            by_status[status] = by_status.get(status, 0) + 1
+        summary = ", ".join(f"{n} {s.replace('_', ' ')}" for s, n in sorted(by_status.items()))
+        items.append(TranscriptItem("todos", f"Todo list: {one_line(summary, 80)}.", by_status))
+    for note in _list(raw.get("notes"))[:3]:
+        items.append(TranscriptItem("note", f"Note: {code(note)}", redacted(str(note))))
+    agent = plain(raw.get("agent") or "agent", 20)
+    return TranscriptPart(agent=agent, updated=age(raw.get("updated_at"), now), items=items)
+
+
+_SUMMARY_FIELDS = (
+    ("done", "Done"),
+    ("key_results", "Key results"),
+    ("todo", "To do"),
+    ("references", "References"),
+)
+
+
+def _summary_part(summary: Any) -> SummaryPart | None:
+    """A summary (summarize.SummaryResult or a mapping) as labelled, inert lines."""
+    if summary is None:
+        return None
+    fields: list[tuple[str, list[str]]] = []
+    data: dict[str, Any] = {}
+    for name, label in _SUMMARY_FIELDS:
+        value = summary.get(name) if isinstance(summary, Mapping) else getattr(summary, name, None)
+        if value is None and name == "todo":
+            value = (
+                summary.get("to_do")
+                if isinstance(summary, Mapping)
+                else getattr(summary, "to_do", None)
+            )
+        if value in (None, "", []):
+            continue
+        items = [str(v) for v in value] if isinstance(value, list | tuple) else [str(value)]
+        lines = [code(item, 300) for item in items if item.strip()]
+        if lines:
+            fields.append((label, lines))
+            data[name] = [redacted(v) for v in items]
+    return SummaryPart(fields=fields, data=data) if fields else None
+
+
+def _workspace_part(
+    snapshot: Mapping[str, Any],
+    next_unit: Unit | None,
+    summary: Any,
+    now: dt.datetime,
+    passed: tuple[dt.datetime, str] | None = None,
+) -> WorkspacePart:
+    paths, paths_total = _path_items(snapshot, next_unit)
+    tests_raw = _dict(snapshot.get("tests"))
+    tests = [one_line(t, 200) for t in _list(tests_raw.get("pytest_last_failed"))]
+    log, other_logs = _log_part(snapshot, now, passed)
+    transcript = _transcript_part(snapshot, now)
+    summary_part = _summary_part(summary)
+    repo = _dict(snapshot.get("repo"))
+    changes = _dict(snapshot.get("changes"))
+    data: dict[str, Any] = {
+        "branch": repo.get("branch"),
+        "head": repo.get("head"),
+        "unborn": bool(repo.get("unborn")),
+        "upstream": repo.get("upstream"),
+        "ahead": repo.get("ahead"),
+        "behind": repo.get("behind"),
+        "operation": repo.get("operation"),
+        "conflicts": [p.path for p in paths if p.kind == "conflict"],
+        "stash_count": _int(repo.get("stash_count")) or 0,
+        "changes": {
+            "counts": {
+                k: _int(_dict(changes.get("counts")).get(k)) or 0
+                for k in ("staged", "unstaged", "untracked")
+            },
+            "truncated": bool(changes.get("truncated")),
+            "paths": [
+                {"path": p.path, "kind": p.kind, "status": p.status, "next_unit": p.next_unit}
+                for p in paths
+            ],
+        },
+        "failing_tests": [redacted(str(t)) for t in _list(tests_raw.get("pytest_last_failed"))],
+        "log": None
+        if log is None
+        else {
+            "path": log.path,
+            "mtime": log.mtime,
+            "error_lines": log.data_lines,
+        },
+        "transcript": None
+        if transcript is None
+        else {
+            "agent": _dict(snapshot.get("transcript")).get("agent"),
+            "updated_at": _dict(snapshot.get("transcript")).get("updated_at"),
+            "items": [{"kind": i.kind, "value": i.data} for i in transcript.items],
+        },
+        "notes": [redacted(str(n)) for n in _list(snapshot.get("notes"))],
+    }
+    return WorkspacePart(
+        facts=_facts(snapshot, paths_total),
+        paths=group_paths(paths),
+        paths_total=paths_total,
+        tests=tests,
+        tests_source=code(tests_raw["source"], 120) if tests_raw.get("source") else None,
+        log=log,
+        other_logs=other_logs,
+        transcript=transcript,
+        summary=summary_part,
+        data=data,
+    )
+
+
+def _warning_groups(findings: Sequence[Finding]) -> list[WarningGroup]:
+    groups: dict[str, WarningGroup] = {}
+    for item in findings:
+        if item.severity not in ("error", "warn"):
+            continue
+        group = groups.get(item.code)
+        if group is None:
+            group = WarningGroup(
+                code=item.code,
+                severity=item.severity,
+                count=0,
+                units=[],
+                message=plain(item.message, 600),  # whole: a cut could split a code span
+            )
+            groups[item.code] = group
+        group.count += 1
+        if SEVERITY_ORDER[item.severity] < SEVERITY_ORDER[group.severity]:
+            group.severity = item.severity
+        if item.unit and (not group.units or group.units[-1] != item.unit):
+            group.units.append(item.unit)
+    return sorted(groups.values(), key=lambda g: SEVERITY_ORDER[g.severity])
+
+
+_LEDGER_ORDER = {"unknown": 0, "failed": 1, "success": 2}
+_LEDGER_ADVICE = {
+    "success": "done already: do not do it again",
+    "unknown": "outcome unknown: check before retrying with the same key",
+    "failed": "it failed: check it did not partly happen before retrying",
+}
+
+
+def _ledger(progress: Progress, now: dt.datetime) -> list[LedgerItem]:
+    items: list[LedgerItem] = []
+    ordered = sorted(
+        enumerate(progress.actions),
+        key=lambda pair: (_LEDGER_ORDER.get(pair[1].status, 0), -pair[0]),
+    )
+    for _, action in ordered:
+        when = age(action.at, now)
+        description = f" {code(action.description, 200)}" if action.description else ""
+        state = action.status + (f", {when}" if when else "")
+        advice = _LEDGER_ADVICE.get(action.status, _LEDGER_ADVICE["unknown"])
+        items.append(
+            LedgerItem(
+                key=action.key,
+                status=action.status,
+                md=f"{code(action.key, 120)}{description} ({state}): {advice}.",
+                data={
+                    "key": redacted(action.key),
+                    "description": redacted(action.description),
+                    "status": action.status,
+                    "at": action.at,
+                    "advice": _LEDGER_ADVICE.get(action.status, _LEDGER_ADVICE["unknown"]),
+                },
+            )
+        )
+    return items
+
+
+NEEDS_APPROVAL = "NEEDS_APPROVAL"
+
+
+def needs_approval(unit_id: str) -> Finding:
+    """The warning for a next unit whose verify command no person approved on this machine."""
+    return Finding(
+        code=NEEDS_APPROVAL,
+        severity="warn",
+        unit=unit_id,
+        message=f"the verify command of {code(unit_id)} is not approved on this machine: it "
+        "needs a person's approval before anything runs it (a person reviews it with "
+        "`resume-kit trust`)",
+    )
+
+
+def _next_part(
+    progress: Progress,
+    unit: Unit,
+    findings: Sequence[Finding],
+    now: dt.datetime,
+    *,
+    approved: bool = True,
+) -> NextPart:
+    failure = unit.last_failure
+    stuck = any(f.code == "UNIT_STUCK" and f.unit == unit.id for f in findings) or bool(
+        failure and failure.repeats >= STUCK_REPEATS
+    )
+    failure_md = None
+    failure_lines: list[str] = []
+    if failure is not None:
+        when = age(failure.at, now)
+        bits = [b for b in (when, f"exit {failure.exit_code}") if b]
+        if failure.repeats > 1:
+            bits.append(f"same error {failure.repeats}x in a row")
+        failure_md = ", ".join(bits)
+        failure_lines = block_lines(failure.excerpt or "")[-20:]
+    verify_lines = block_lines(unit.verify, 2000) if unit.verify else None
+    why = why_next(progress, unit)
+    data: dict[str, Any] = {
+        "id": unit.id,
+        "title": redacted(unit.title),
+        "status": unit.status,
+        "why": why,
+        "verify": redacted(unit.verify) if unit.verify else None,
+        "files": [redacted(f) for f in unit.files],
+        "artifacts": [redacted(a) for a in unit.artifacts],
+        "after": list(unit.after),
+        "last_failure": None
+        if failure is None
+        else {
+            "at": failure.at,
+            "exit_code": failure.exit_code,
+            "signature": failure.signature,
+            "repeats": failure.repeats,
+            "excerpt": redacted(failure.excerpt or ""),
+        },
+        "stuck": stuck,
+        "approved": approved,
+    }
+    return NextPart(
+        unit=unit,
+        why=why,
+        stuck=stuck,
+        title_md=quoted_title(unit.title),
+        files_md=[code(f) for f in unit.files],
+        artifacts_md=[code(a) for a in unit.artifacts],
+        failure_md=failure_md,
+        failure_lines=failure_lines,
+        verify_lines=verify_lines,
+        data=data,
+        approved=approved,
+    )
+
+
+def _no_next(progress: Progress) -> str:
+    total = len(progress.units)
+    if total == 0:
+        return (
+            "There are no units yet. Add the first one with "
+            "`resume-kit add TITLE --verify CMD`, then build the brief again."
+        )
+    counts = progress.counts()
+    if counts["done"] == total:
+        return (
+            f"All {total} units are done and verified: there is nothing left to resume. "
+            "If the warnings above say done work changed, run `resume-kit verify-next --stale`."
+        )
+    blocked = [u.id for u in progress.units if u.status == "blocked"]
+    waiting = [u.id for u in progress.units if u.status == "todo"]
+    text = "No unit can start now."
+    if blocked:
+        text += f" Blocked: {ranges_md(blocked, 6)}."
+    if waiting:
+        text += f" Waiting on units that are not done: {ranges_md(waiting, 6)}."
+    return (
+        text + " Check with a person why they are blocked (`resume-kit status`); "
+        "`resume-kit reset ID` puts a blocked unit back to to-do."
+    )
+
+
+def build_brief(
+    progress: Progress,
+    snapshot: Mapping[str, Any],
+    findings: Sequence[Finding],
+    *,
+    summary: Any = None,
+    now: dt.datetime | None = None,
+    next_approved: bool = True,
+) -> Brief:
+    """The brief model; ``now`` defaults to the snapshot's time, so the result is reproducible.
+
+    ``next_approved=False``: no person approved the next unit's verify command on this machine
+    (the caller asked resume_kit.infra.trust); the brief warns and never tells the agent to run it.
+    """
+    if now is None:
+        now = parse_utc(snapshot.get("created_at")) or dt.datetime.now(dt.timezone.utc)
+    next_unit = pick_next(progress)
+    approved = next_approved or next_unit is None or not next_unit.verify
+    if not approved and next_unit is not None:
+        findings = [*findings, needs_approval(next_unit.id)]
+    return Brief(
+        goal=redacted(progress.goal),
+        goal_md=blockquote(progress.goal or "(no goal written)"),
+        notes_md=blockquote(progress.notes) if progress.notes and progress.notes.strip() else None,
+        progress=_progress_part(progress, now),
+        workspace=_workspace_part(snapshot, next_unit, summary, now, latest_pass(progress)),
+        warnings=_warning_groups(findings),
+        findings=list(findings),
+        ledger=_ledger(progress, now),
+        next=None
+        if next_unit is None
+        else _next_part(progress, next_unit, findings, now, approved=approved),
+        no_next_md=None if next_unit is not None else _no_next(progress),
+        generated_at=now.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        snapshot_id=snapshot.get("id") if isinstance(snapshot.get("id"), str) else None,
+    )

@@ -1,0 +1,700 @@
+"""Render a brief as Markdown, JSON or a Claude Code / Codex SessionStart hook answer, fitted to a
+token budget (SPEC 4).
+
+Fitting never re-renders per unit: detail is cut in a fixed ladder of levels (done list → paths
+→ summary → log lines → transcript → tests → ledger → compact warnings → failure excerpt), each
+level a little smaller than the one before, and a binary search over the ladder finds the first
+level that fits, so a brief over 10,000 units costs a handful of renders. The header, the
+warnings (grouped) and the next unit are in every level.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import os
+import re
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from resume_kit.brief.build import (
+    DATA_LABEL,
+    SCHEMA_VERSION,
+    STUCK_REPEATS,
+    Brief,
+    WarningGroup,
+    code,
+    collapse_ids,
+    fence,
+    plain,
+    ranges_md,
+)
+from resume_kit.infra import tokens as tok
+
+if TYPE_CHECKING:
+    from resume_kit.brief.repo_template import RepoTemplate
+
+FORMATS = ("markdown", "json", "claude-hook")
+TEMPLATE_NAME = "brief.md.j2"
+_T = TypeVar("_T")
+HOOK_MAX_CHARS = 49_000  # Claude Code does not inject additionalContext over 50,000 characters
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How much of each detail list a level shows (None: all)."""
+
+    done_ranges: int | None = None
+    done_evidence: bool = True
+    paths: int = 25
+    summary: bool = True
+    log_lines: int = 30
+    transcript: int | None = None
+    tests: int = 10
+    ledger: int | None = 20
+    warning_ranges: int | None = 12
+    failure_lines: int = 20
+    facts: tuple[str, ...] = ("branch", "operation", "changes", "stash")
+
+
+def _ladder() -> list[tuple[str, Limits]]:
+    """Levels from everything to the minimum, each named after the detail it cuts."""
+    steps: list[tuple[str, dict[str, Any]]] = [
+        ("done list", {"done_ranges": 40}),
+        ("done list", {"done_evidence": False}),
+        ("done list", {"done_ranges": 12}),
+        ("done list", {"done_ranges": 4}),
+        ("done list", {"done_ranges": 0}),
+        ("paths", {"paths": 12}),
+        ("paths", {"paths": 5}),
+        ("paths", {"paths": 2}),
+        ("paths", {"paths": 0}),
+        ("summary", {"summary": False}),
+        ("log lines", {"log_lines": 12}),
+        ("log lines", {"log_lines": 5}),
+        ("log lines", {"log_lines": 2}),
+        ("log lines", {"log_lines": 0}),
+        ("transcript", {"transcript": 3}),
+        ("transcript", {"transcript": 1}),
+        ("transcript", {"transcript": 0}),
+        ("tests", {"tests": 3}),
+        ("tests", {"tests": 0}),
+        ("ledger", {"ledger": 8}),
+        ("ledger", {"ledger": 3}),
+        ("ledger", {"ledger": 0}),
+        ("warning ids", {"warning_ranges": 4}),
+        ("warning ids", {"warning_ranges": 1}),
+        ("failure excerpt", {"failure_lines": 8}),
+        ("failure excerpt", {"failure_lines": 3}),
+        ("workspace facts", {"facts": ("operation", "changes")}),
+    ]
+    levels = [("", Limits())]
+    current = Limits()
+    for name, change in steps:
+        current = dataclasses.replace(current, **change)
+        levels.append((name, current))
+    return levels
+
+
+LADDER = _ladder()
+
+
+@dataclass
+class RenderedBrief:
+    text: str
+    tokens: int
+    dropped: list[str]
+    fits: bool = True  # False: even the minimum is over the budget (the command warns)
+    tokens_exact: bool = True  # False: ``tokens`` is the UTF-8 upper bound, not a count
+    level: int = 0
+
+
+# --------------------------------------------------------------------------- the view
+
+
+def _take(items: list[Any], limit: int | None) -> tuple[list[Any], int]:
+    # Hiding a single item behind a "1 more" line saves nothing: show it (unless none is wanted).
+    if limit is None or limit >= len(items) or (limit > 0 and limit == len(items) - 1):
+        return items, 0
+    return items[: max(limit, 0)], len(items) - max(limit, 0)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _warning_md(group: WarningGroup, ranges: int | None) -> str:
+    head = f"**{group.severity}** `{group.code}`"
+    if group.count == 1:
+        where = f" ({code(group.units[0])})" if group.units else ""
+        return f"{head}{where}: {group.message}"
+    where = f" in {ranges_md(group.units, ranges)}" if group.units else ""
+    return f"{head} ×{group.count}{where}; the first: {group.message}"
+
+
+def _progress_line(brief: Brief) -> str:
+    part = brief.progress
+    rest = [
+        f"{part.counts[key]} {label}"
+        for key, label in (
+            ("in_progress", "in progress"),
+            ("todo", "to do"),
+            ("blocked", "blocked"),
+        )
+        if part.counts.get(key)
+    ]
+    return (
+        f"**{part.done}/{part.total} units done**"
+        + (" · " + " · ".join(rest) if rest else "")
+        + "."
+    )
+
+
+def _view(brief: Brief, limits: Limits, hidden: dict[str, int]) -> dict[str, Any]:
+    """The template's context at one level; counts what it leaves out into ``hidden``."""
+
+    def note(kind: str, n: int) -> None:
+        if n:
+            hidden[kind] = hidden.get(kind, 0) + n
+
+    part = brief.progress
+    groups, _ = _take(part.done_groups, limits.done_ranges)
+    more_done = sum(len(g.ids) for g in part.done_groups[len(groups) :])
+    note("done list", more_done)
+    done_md = None
+    if groups:
+        rendered = [
+            f"{g.ids_md} ({g.evidence_md})" if limits.done_evidence and g.evidence_md else g.ids_md
+            for g in groups
+        ]
+        if not limits.done_evidence and any(g.evidence_md for g in groups):
+            note("done list", 1)
+        done_md = ", ".join(rendered) + (f" … and {more_done} more" if more_done else "")
+    blocked_md = None
+    if part.blocked_ids:
+        if limits.done_ranges == 0:
+            note("done list", len(part.blocked_ids))
+        else:
+            blocked_md = ranges_md(part.blocked_ids, limits.done_ranges)
+
+    ws = brief.workspace
+    note("workspace facts", sum(1 for kind, _ in ws.facts if kind not in limits.facts))
+    paths, more_lines = _take(ws.paths, limits.paths)
+    note("paths", more_lines)
+    more_paths = sum(p.count for p in ws.paths[len(paths) :])
+    unlisted = max(0, ws.paths_total - sum(p.count for p in ws.paths))
+    paths_more = None
+    if more_paths or unlisted:
+        paths_more = (
+            f"… {more_paths + unlisted} more path{'s' if more_paths + unlisted != 1 else ''}"
+        )
+        paths_more += " (`git status` lists them)"
+    tests, more_tests = _take(ws.tests, limits.tests)
+    note("tests", more_tests)
+    tests_md = None
+    if tests or more_tests:
+        if not tests:
+            tests_md = f"{more_tests} (not listed)"
+        else:
+            tests_md = ", ".join(code(t) for t in tests) + (
+                f" and {more_tests} more" if more_tests else ""
+            )
+    log = None
+    if ws.log is not None:
+        lines, more_lines = _take(ws.log.lines[::-1], limits.log_lines)
+        note("log lines", more_lines)
+        if lines:
+            body = lines[::-1]
+            if more_lines:
+                body = [f"[{_plural(more_lines, 'earlier line')} left out]", *body]
+            log = {"path": ws.log.path_md, "age": ws.log.age, "fence": fence(body)}
+    transcript = None
+    if ws.transcript is not None and ws.transcript.items:
+        items, more_items = _take(ws.transcript.items, limits.transcript)
+        note("transcript", more_items)
+        if items:
+            transcript = {
+                "agent": ws.transcript.agent,
+                "updated": ws.transcript.updated,
+                "items": [i.md for i in items],
+            }
+    summary = None
+    if ws.summary is not None:
+        if limits.summary:
+            summary = [(label, "; ".join(spans)) for label, spans in ws.summary.fields]
+        else:
+            note("summary", 1)
+    notes_md = None
+    if ws.other_logs:
+        notes_md = f"{_plural(ws.other_logs, 'older log')} with error lines not shown."
+
+    ledger, more_ledger = _take(brief.ledger, limits.ledger)
+    note("ledger", more_ledger)
+    ledger_md = [item.md for item in ledger]
+    if more_ledger:
+        unknown = sum(1 for item in brief.ledger[len(ledger) :] if item.status == "unknown")
+        ledger_md.append(
+            (f"… {more_ledger} more recorded" if ledger else f"{more_ledger} recorded, not listed")
+            + (f" ({unknown} with unknown outcome)" if unknown else "")
+            + ": run `resume-kit action list` before any side effect."
+        )
+
+    if limits.warning_ranges is not None and any(
+        len(collapse_ids(g.units)) > limits.warning_ranges for g in brief.warnings
+    ):
+        note("warning ids", 1)
+    warnings = [_warning_md(g, limits.warning_ranges) for g in brief.warnings]
+
+    nxt = None
+    if brief.next is not None:
+        n = brief.next
+        failure_lines, cut = _take(n.failure_lines[::-1], limits.failure_lines)
+        note("failure excerpt", cut)
+        body = failure_lines[::-1]
+        if cut:
+            body = [f"[{_plural(cut, 'earlier line')} left out]", *body]
+        failure = n.unit.last_failure
+        nxt = {
+            "id": code(n.unit.id),
+            "title": n.title_md,
+            "why": plain(n.why, 400),  # names units by id: one line, like all data
+            "files": ", ".join(n.files_md),
+            "artifacts": ", ".join(n.artifacts_md),
+            "failure": n.failure_md,
+            "failure_fence": fence(body) if body else fence(["(no output captured)"]),
+            "verify_fence": fence(n.verify_lines, "sh") if n.verify_lines else None,
+            "stuck": n.stuck,
+            "approved": n.approved,
+            "repeats": max(failure.repeats if failure else 0, STUCK_REPEATS),
+        }
+    return {
+        "data_label": DATA_LABEL,
+        "goal_md": brief.goal_md,
+        "notes_md": brief.notes_md,
+        "progress": {"line": _progress_line(brief), "done_md": done_md, "blocked_md": blocked_md},
+        "workspace": {
+            "facts": [md for kind, md in ws.facts if kind in limits.facts],
+            "paths": [p.md for p in paths],
+            "paths_more": paths_more,
+            "tests": tests_md,
+            "tests_source": ws.tests_source,
+            "log": log,
+            "transcript": transcript,
+            "summary": summary,
+            "notes": notes_md,
+        },
+        "warnings": warnings,
+        "ledger": ledger_md,
+        "next": nxt,
+        "no_next_md": brief.no_next_md,
+    }
+
+
+# --------------------------------------------------------------------------- templates
+
+
+def shipped_templates_dir() -> Path:
+    """The templates shipped inside the package, ``resume_kit/brief/templates``."""
+    return Path(__file__).resolve().parent / "templates"
+
+
+# Limits for a repository template (a person approved its text, not what it computes): all
+# renders of one brief together, the text of one render, and the memory it may add.
+RENDER_SECONDS = 3.0
+MAX_OUTPUT_CHARS = 1_000_000
+MEMORY_HEADROOM = 512 * 1024 * 1024
+
+
+class _LimitHit(BaseException):
+    """Raised into a repository template's render; a BaseException so no ``except`` inside
+    Jinja or a filter can swallow it."""
+
+
+def _template(repo: RepoTemplate | None, deadline: float | None = None) -> Any:
+    """The compiled brief template: the repository's approved one, else the shipped one.
+
+    ``include``/``import``/``extends`` resolve only to the shipped templates: a repository
+    template is one approved file and never reaches another file of the repository. It is
+    compiled within the limits too, with Jinja's constant folding off (``'x' * 10**10`` would
+    otherwise be computed at compile time), and ``*``, ``**`` and ``%`` are checked at run time.
+    """
+    from jinja2 import BaseLoader, FileSystemLoader, StrictUndefined
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    shipped = FileSystemLoader(str(shipped_templates_dir()))
+
+    class Loader(BaseLoader):
+        def get_source(self, environment: Any, template: str) -> Any:
+            if repo is not None and template == repo.rel_path:
+                return repo.source, repo.rel_path, lambda: True
+            return shipped.get_source(environment, template)
+
+    class Sandbox(ImmutableSandboxedEnvironment):
+        intercepted_binops = frozenset(("*", "**", "%"))
+
+        def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+            _check_binop(operator, left, right)
+            return super().call_binop(context, operator, left, right)
+
+    # Sandboxed: an override template arrives with the repository, like a verify command.
+    env = Sandbox(
+        loader=Loader(),
+        autoescape=False,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        undefined=StrictUndefined,
+        optimized=repo is None,
+    )
+    if repo is None:
+        return env.get_template(TEMPLATE_NAME)
+    if deadline is None:
+        deadline = time.monotonic() + RENDER_SECONDS
+    return _guarded(repo, deadline, lambda: env.get_template(repo.rel_path))
+
+
+_FORMAT_WIDTH = re.compile(r"%[^a-zA-Z%]*?(\d{5,})")
+
+
+def _check_binop(operator: str, left: Any, right: Any) -> None:
+    """Refuse an operation whose result alone would be over the output limit."""
+    from jinja2.exceptions import SecurityError
+
+    if operator == "*":
+        for seq, times in ((left, right), (right, left)):
+            if (
+                isinstance(seq, str | list | tuple)
+                and isinstance(times, int)
+                and len(seq) * times > MAX_OUTPUT_CHARS
+            ):
+                raise SecurityError(f"a repetition longer than {MAX_OUTPUT_CHARS:,} items")
+    elif operator == "**":
+        if (
+            isinstance(left, int)
+            and isinstance(right, int)
+            and abs(left) > 1
+            and right * abs(left).bit_length() > 65_536
+        ):
+            raise SecurityError("a power over 65,536 bits")
+    elif operator == "%" and isinstance(left, str) and _FORMAT_WIDTH.search(left):
+        raise SecurityError("a format width of 10,000 or more")
+
+
+def _guarded(repo: RepoTemplate, deadline: float, work: Callable[[], _T]) -> _T:
+    """``work()`` on the repository's template within the limits; any failure becomes the
+    template's one-line error (the view is plain strings and numbers: the fault is its)."""
+    try:
+        with _limited(deadline):
+            return work()
+    except _LimitHit as exc:
+        raise _template_error(_LimitExceeded(str(exc)), repo) from None
+    except MemoryError:
+        raise _template_error(
+            _LimitExceeded(f"needed more than {MEMORY_HEADROOM >> 20} MiB of memory"), repo
+        ) from None
+    except RecursionError:
+        raise _template_error(RecursionError("nested too deeply"), repo) from None
+    except Exception as exc:
+        raise _template_error(exc, repo) from None
+
+
+def _template_error(exc: BaseException, repo: RepoTemplate) -> Exception:
+    """The one-line error for a failure of the repository's template (exit 2, never 70)."""
+    from resume_kit.infra.errors import ResumeKitError
+
+    line = getattr(exc, "lineno", None)
+    name = getattr(exc, "filename", None) or getattr(exc, "name", None) or repo.rel_path
+    if name != repo.rel_path and not str(name).startswith(repo.rel_path):
+        name = f"{repo.rel_path} (via {Path(str(name)).name})"
+    where = f"{name}:{line}" if line else name
+    detail = " ".join(str(exc).split())[:200] or type(exc).__name__
+    return ResumeKitError(
+        f"brief template {where}: {type(exc).__name__}: {detail}",
+        hint="fix the template or remove it to use the shipped one",
+    )
+
+
+@contextlib.contextmanager
+def _limited(deadline: float) -> Iterator[None]:
+    """Stop a repository template's render at ``deadline`` (``time.monotonic``) and keep it
+    under :data:`MEMORY_HEADROOM` of new memory, where the OS allows it."""
+    remaining = deadline - time.monotonic()
+    if remaining <= 0:
+        raise _LimitHit(f"took longer than {RENDER_SECONDS:g} s")
+    on_main = threading.current_thread() is threading.main_thread()
+    use_alarm = on_main and hasattr(signal, "setitimer")
+    previous: Any = None
+    outer_timer = (0.0, 0.0)
+    previous_profile = sys.getprofile()
+    started = time.monotonic()
+    if use_alarm:
+
+        def on_alarm(signum: int, frame: Any) -> None:
+            raise _LimitHit(f"took longer than {RENDER_SECONDS:g} s")
+
+        previous = signal.signal(signal.SIGALRM, on_alarm)
+        outer_timer = signal.setitimer(signal.ITIMER_REAL, remaining)
+    else:  # not the main thread (no signals): check the clock on every call the render makes
+        calls = [0]
+
+        def profile(frame: Any, event: str, arg: Any) -> None:
+            calls[0] += 1
+            if calls[0] % 256 == 0 and time.monotonic() > deadline:
+                sys.setprofile(None)
+                raise _LimitHit(f"took longer than {RENDER_SECONDS:g} s")
+
+        sys.setprofile(profile)
+    memory = _lower_memory_limit()
+    try:
+        yield
+    finally:
+        if use_alarm:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            if previous is not None:
+                signal.signal(signal.SIGALRM, previous)
+            if outer_timer[0] > 0:  # someone else's alarm (a test runner's timeout): re-arm it
+                left = max(outer_timer[0] - (time.monotonic() - started), 0.001)
+                signal.setitimer(signal.ITIMER_REAL, left, outer_timer[1])
+        else:
+            sys.setprofile(previous_profile)
+        if memory is not None:
+            import resource
+
+            resource.setrlimit(resource.RLIMIT_AS, memory)
+
+
+def _lower_memory_limit() -> tuple[int, int] | None:
+    """Lower the soft address-space limit to what the process uses now plus the headroom
+    (Linux); the previous limits, to restore, or None when nothing was changed."""
+    try:
+        import resource
+
+        with open("/proc/self/statm", "rb") as handle:
+            used = int(handle.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        want = used + MEMORY_HEADROOM
+        if hard != resource.RLIM_INFINITY:
+            want = min(want, hard)
+        if soft != resource.RLIM_INFINITY and soft <= want:
+            return None
+        resource.setrlimit(resource.RLIMIT_AS, (want, hard))
+        return soft, hard
+    except (ImportError, OSError, ValueError, IndexError):
+        return None
+
+
+def _markdown(
+    template: Any,
+    brief: Brief,
+    limits: Limits,
+    repo: RepoTemplate | None = None,
+    deadline: float = 0.0,
+) -> tuple[str, dict[str, int]]:
+    hidden: dict[str, int] = {}
+    view = _view(brief, limits, hidden)
+    text = template.render(**view) if repo is None else _render_repo(template, view, repo, deadline)
+    while "\n\n\n" in text:
+        text = text.replace("\n\n\n", "\n\n")
+    return text.strip() + "\n", hidden
+
+
+def _render_repo(template: Any, view: dict[str, Any], repo: RepoTemplate, deadline: float) -> str:
+    """A repository template's text: within the limits, and redacted as a whole (it may print
+    anything, not only the view's already redacted values)."""
+
+    def work() -> str:
+        chunks: list[str] = []
+        size = 0
+        for chunk in template.generate(**view):
+            size += len(chunk)
+            if size > MAX_OUTPUT_CHARS:
+                raise _LimitHit(f"printed more than {MAX_OUTPUT_CHARS:,} characters")
+            chunks.append(chunk)
+        return "".join(chunks)
+
+    from resume_kit.infra.redact import redact
+
+    return redact(_guarded(repo, deadline, work))
+
+
+class _LimitExceeded(Exception):
+    """How a limit hit is named in the one-line error."""
+
+
+# --------------------------------------------------------------------------- JSON
+
+
+def _json_data(
+    brief: Brief, limits: Limits, tokens: int, budget: int, dropped: list[str]
+) -> dict[str, Any]:
+    part = brief.progress
+    groups, _ = _take(part.done_groups, limits.done_ranges)
+    ws = dict(brief.workspace.data)
+    changes = dict(ws["changes"])
+    changes["paths"], _ = _take(changes["paths"], limits.paths)
+    ws["changes"] = changes
+    ws["failing_tests"], _ = _take(ws["failing_tests"], limits.tests)
+    if ws["log"] is not None:
+        log = dict(ws["log"])
+        lines = log["error_lines"]
+        log["error_lines"] = (
+            lines[max(0, len(lines) - limits.log_lines) :] if limits.log_lines else []
+        )
+        ws["log"] = log
+    if ws["transcript"] is not None:
+        transcript = dict(ws["transcript"])
+        transcript["items"], _ = _take(transcript["items"], limits.transcript)
+        ws["transcript"] = transcript
+    ledger, _ = _take(brief.ledger, limits.ledger)
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "goal": brief.goal,
+        "generated_at": brief.generated_at,
+        "snapshot": brief.snapshot_id,
+        "progress": {
+            "done": part.done,
+            "total": part.total,
+            "counts": part.counts,
+            "done_ranges": [[g.ids[0], g.ids[-1], len(g.ids)] for g in groups],
+            "blocked": part.blocked_ids,
+        },
+        "workspace": ws,
+        "findings": [
+            {"code": f.code, "severity": f.severity, "unit": f.unit, "message": _redact(f.message)}
+            for f in brief.findings
+        ],
+        "do_not_repeat": [item.data for item in ledger],
+        "next": None if brief.next is None else brief.next.data,
+        "next_note": None if brief.next is not None else _plain(brief.no_next_md or ""),
+        "summary": (
+            brief.workspace.summary.data
+            if brief.workspace.summary is not None and limits.summary
+            else None
+        ),
+        "tokens": tokens,
+        "budget": budget,
+        "dropped": dropped,
+    }
+
+
+def _redact(text: str) -> str:
+    from resume_kit.brief.build import redacted
+
+    return redacted(text)
+
+
+def _plain(markdown: str) -> str:
+    return markdown.replace("`", "")
+
+
+# --------------------------------------------------------------------------- fitting
+
+
+def render(
+    brief: Brief,
+    fmt: str = "markdown",
+    budget: int = 1500,
+    repo_template: RepoTemplate | None = None,
+    *,
+    exact_tokens: bool | None = None,
+) -> RenderedBrief:
+    """Render ``brief`` in ``fmt`` with its Markdown form fitted to ``budget`` tokens, with the
+    repository's template when given (the caller checked that a person approved it).
+
+    ``exact_tokens`` (default: only for JSON, which reports the count) forces an exact count
+    even when the text is so short that the byte bound already proves it fits.
+    """
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown brief format {fmt!r}")
+    exact = fmt == "json" if exact_tokens is None else exact_tokens
+    if repo_template is not None:
+        # The render's memory limit must not meet the tokenizer still loading in its thread.
+        tok.encoding()
+    deadline = time.monotonic() + RENDER_SECONDS
+    template = _template(repo_template, deadline)
+    max_chars = HOOK_MAX_CHARS if fmt == "claude-hook" else None
+    cache: dict[int, tuple[str, dict[str, int], int, bool]] = {}
+
+    def attempt(level: int) -> tuple[str, dict[str, int], int, bool]:
+        if level not in cache:
+            text, hidden = _markdown(template, brief, LADDER[level][1], repo_template, deadline)
+            if max_chars is not None and len(text) > max_chars:
+                cache[level] = (text, hidden, tok.upper_bound(text), False)
+            else:
+                count, _counted = tok.count_if_needed(text, budget)
+                cache[level] = (text, hidden, count, count <= budget)
+        return cache[level]
+
+    last = len(LADDER) - 1
+    if attempt(0)[3]:
+        level = 0
+    elif not attempt(last)[3]:
+        level = last
+    else:  # the first level that fits, by binary search (sizes shrink level by level)
+        low, high = 1, last
+        while low < high:
+            mid = (low + high) // 2
+            if attempt(mid)[3]:
+                high = mid
+            else:
+                low = mid + 1
+        level = low
+    text, hidden, count, fits = attempt(level)
+    counted = tok.upper_bound(text) > budget
+    if exact and not counted:
+        count, counted = tok.count_tokens(text), True
+    dropped = [name for name in _DETAIL_ORDER if hidden.get(name)]
+    if max_chars is not None and len(text) > max_chars:
+        cut = text[: max_chars - 200].rsplit("\n", 1)[0]
+        text = (
+            cut + "\n\n[brief cut at the hook's size limit: run `resume-kit brief` to read all]\n"
+        )
+        dropped.append("text over the hook size limit")
+        count, counted = tok.count_if_needed(text, budget)
+    limits = LADDER[level][1]
+    if fmt == "markdown":
+        out = text
+    elif fmt == "claude-hook":
+        out = (
+            json.dumps(
+                {
+                    "hookSpecificOutput": {
+                        "hookEventName": "SessionStart",
+                        "additionalContext": text,
+                    }
+                },
+                ensure_ascii=False,
+            )
+            + "\n"
+        )
+    else:
+        out = (
+            json.dumps(
+                _json_data(brief, limits, count, budget, dropped), indent=2, ensure_ascii=False
+            )
+            + "\n"
+        )
+    return RenderedBrief(
+        text=out, tokens=count, dropped=dropped, fits=fits, tokens_exact=counted, level=level
+    )
+
+
+_DETAIL_ORDER = (
+    "done list",
+    "paths",
+    "summary",
+    "log lines",
+    "transcript",
+    "tests",
+    "ledger",
+    "warning ids",
+    "failure excerpt",
+    "workspace facts",
+)

@@ -1,0 +1,1 @@
+"""The command line: argument parsing (app), output helpers (ui) and one module per command."""

@@ -1,0 +1,126 @@
+"""`resume-kit integrate claude|codex [--remove] [--stop-verify]` and the hidden `stop-check`."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from resume_kit.cli.ui import info, out, warn
+from resume_kit.integrations import settings
+
+
+def _shown(path: Path, root: Path | None) -> str:
+    if root is not None:
+        try:
+            return path.relative_to(root).as_posix()
+        except ValueError:
+            pass
+    return str(path)
+
+
+def _apply(path: Path, root: Path | None, remove: bool, stop_verify: bool, project: bool) -> int:
+    where = _shown(path, root)
+    if remove:
+        change = settings.uninstall(path, remove_empty_dir=project, root=root)
+        if not change.wrote:
+            out(f"no resume-kit hooks in {where}: nothing changed")
+        elif change.deleted:
+            out(
+                f"removed resume-kit {', '.join(change.events)} hooks; {where} held nothing "
+                "else and was removed"
+            )
+        else:
+            out(f"removed resume-kit {', '.join(change.events)} hooks from {where}")
+        return 0
+    change = settings.install(path, settings.specs_for(stop_verify), root)
+    if change.wrote:
+        out(f"added resume-kit {', '.join(change.events)} hooks to {where}")
+    else:
+        out(f"resume-kit hooks already in {where}: nothing changed")
+    if not settings.resume_kit_on_path():
+        warn(
+            "`resume-kit` is not on PATH: the agent runs the hooks through PATH, so they "
+            "fail until it is (for example: pipx install resume-kit)"
+        )
+    return 0
+
+
+def claude(user: bool, remove: bool, stop_verify: bool) -> int:
+    from resume_kit.integrations import claude as claude_paths
+
+    root: Path | None = None
+    if user:
+        path = claude_paths.user_settings()
+    else:
+        from resume_kit.infra.paths import find_layout
+
+        root = find_layout().root
+        path = claude_paths.project_settings(root)
+    where = _shown(path, root)
+    if remove:
+        denied = claude_paths.remove_deny_rules(path, root)
+        code = _apply(path, root, remove, stop_verify, project=not user)
+        if denied:
+            out(f"removed the rules denying the agent `resume-kit trust` from {where}")
+        return code
+    code = _apply(path, root, remove, stop_verify, project=not user)
+    if claude_paths.add_deny_rules(path, root):
+        out(
+            f"added permission rules to {where} that deny the agent `resume-kit trust`: "
+            "approving a command is a person's act"
+        )
+    return code
+
+
+def codex(remove: bool, stop_verify: bool) -> int:
+    from resume_kit.infra.paths import find_layout
+    from resume_kit.integrations import codex as codex_paths
+
+    root = find_layout().root
+    return _apply(codex_paths.project_hooks(root), root, remove, stop_verify, project=True)
+
+
+# --------------------------------------------------------------------------- Stop hook
+
+
+def stop_check() -> int:
+    """Block the agent from stopping while the unit in progress fails its verify command.
+
+    Hook mode: never prompts, never loops (``stop_hook_active``), and any trouble of ours is
+    one line on stderr with exit 0, so the agent is never broken by resume-kit.
+    """
+    from resume_kit.integrations.agent_input import read_hook_input
+
+    payload = read_hook_input()
+    if payload.get("stop_hook_active") is True:
+        return 0  # we already blocked once in this turn: let the agent stop
+    try:
+        return _stop_check(payload.get("cwd"))
+    except Exception as exc:  # fail-open, whatever went wrong
+        message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+        info(f"resume-kit: stop-check skipped: {message.splitlines()[0]}")
+        return 0
+
+
+def _stop_check(cwd: str | None) -> int:
+    from resume_kit.infra.paths import find_layout
+    from resume_kit.runner.unitcheck import check_in_progress, describe_failure
+
+    start = Path(cwd) if cwd and Path(cwd).is_dir() else None
+    layout = find_layout(start)
+    if not layout.progress.is_file():
+        return 0
+    check = check_in_progress(layout)
+    if check.outcome == "untrusted":
+        info(
+            f"resume-kit: stop-check: unit {check.unit_id} not checked: its verify command "
+            "is not approved (a person must approve it with `resume-kit trust`)"
+        )
+        return 0
+    if check.outcome != "failed":
+        return 0
+    decision = {"decision": "block", "reason": describe_failure(check)}
+    sys.stdout.write(json.dumps(decision, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+    return 0

@@ -1,0 +1,1 @@
+"""Pure functions: reconcile facts with claims, batch scheduling, inert text."""

@@ -1,0 +1,418 @@
+"""Reconcile (SPEC 5): what the workspace facts say about the progress file's claims.
+
+``reconcile(progress, snapshot)`` is pure: it reads only its arguments (the snapshot carries the
+current fingerprint, missing artifacts and history check of every done unit) and returns
+findings sorted by severity, then by the units' order in the progress file (workspace-wide
+findings first within a severity).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import re
+import shlex
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from resume_kit.facts.fingerprint import glob_regex
+from resume_kit.model.findings import SEVERITY_ORDER, Finding, finding
+from resume_kit.model.progress import Progress, Unit
+
+# Findings that are only "info" when nothing else is wrong (SPEC 5).
+QUIET_WHEN_ALONE = ("UNACCOUNTED_CHANGES", "LOG_ERRORS")
+_NOT_WRONG = (*QUIET_WHEN_ALONE, "SNAPSHOT_NOTE")
+MAX_NOTES = 5
+
+_OPERATION_FIX = {
+    "merge": "conclude it with `git commit` or undo it with `git merge --abort`",
+    "rebase": "finish it with `git rebase --continue` or undo it with `git rebase --abort`",
+    "cherry-pick": "finish it with `git cherry-pick --continue` or `git cherry-pick --abort`",
+    "revert": "finish it with `git revert --continue` or `git revert --abort`",
+    "bisect": "end it with `git bisect reset`",
+    "am": "finish it with `git am --continue` or `git am --abort`",
+}
+
+
+# --------------------------------------------------------------------------- small helpers
+
+
+def _one_line(text: Any, limit: int = 120) -> str:
+    line = " ".join(str(text).split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+_BACKTICK_RUN = re.compile(r"`+")
+
+
+def _data(text: Any, limit: int = 80) -> str:
+    """An untrusted value (a file name, a log line, a test id, an agent's text) on one line, as
+    an inline code span that no backtick inside it can close: in the brief it stays quoted data
+    and never reads as an instruction."""
+    # A backslash before a backtick would make the brief's line check distrust every span on
+    # the line (outside a span it escapes the backtick); inside a span it means nothing.
+    value = _one_line(text, limit).replace("\\`", "\\ `")
+    if not value:
+        return '""'
+    longest = max((len(run) for run in _BACKTICK_RUN.findall(value)), default=0)
+    ticks = "`" * (longest + 1)
+    pad = " " if value.startswith(("`", " ")) or value.endswith(("`", " ")) else ""
+    return f"{ticks}{pad}{value}{pad}{ticks}"
+
+
+def _some(items: list[str], limit: int = 3) -> str:
+    shown = ", ".join(items[:limit])
+    return shown + (f" (+{len(items) - limit} more)" if len(items) > limit else "")
+
+
+def _short(sha: str | None) -> str:
+    return sha[:7] if sha else "no commit"
+
+
+def parse_iso(text: Any) -> dt.datetime | None:
+    if not isinstance(text, str) or not text:
+        return None
+    try:
+        value = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return value if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)
+
+
+def describe_age(then: Any, now: Any) -> str | None:
+    """``3h ago``-style distance between two ISO times; None when either is unknown."""
+    start, end = parse_iso(then), parse_iso(now)
+    if start is None or end is None:
+        return None
+    seconds = int((end - start).total_seconds())
+    if seconds < 0:
+        return "in the future"
+    if seconds < 60:
+        return "just now"
+    for size, unit in ((86400 * 365, "y"), (86400 * 30, "mo"), (86400, "d"), (3600, "h")):
+        if seconds >= size:
+            return f"{seconds // size}{unit} ago"
+    return f"{seconds // 60}m ago"
+
+
+# --------------------------------------------------------------------------- ownership
+
+
+_WILDCARD = re.compile(r"[*?\[]")
+
+
+class Ownership:
+    """Which paths some unit owns through its ``files`` globs or its ``artifacts``."""
+
+    def __init__(self, patterns: Iterable[str]):
+        self.literals: set[str] = set()
+        self.wildcards: list[str] = []
+        for raw in patterns:
+            pattern = raw.strip()
+            while pattern.startswith("./"):
+                pattern = pattern[2:]
+            pattern = pattern.rstrip("/")
+            if not pattern:
+                continue
+            if _WILDCARD.search(pattern):
+                self.wildcards.append(pattern)
+            else:
+                self.literals.add(pattern)
+        self.wildcards = sorted(set(self.wildcards))
+        self.regex = (
+            re.compile("|".join(f"(?:{glob_regex(p).pattern})" for p in self.wildcards))
+            if self.wildcards
+            else None
+        )
+
+    def owns(self, path: str) -> bool:
+        if path.endswith(
+            "/"
+        ):  # an untracked folder shown collapsed: owned if it may hold owned files
+            return self._owns_folder(path)
+        parts = path.split("/")
+        # a literal names the file itself or a folder holding it
+        if any("/".join(parts[:k]) in self.literals for k in range(1, len(parts) + 1)):
+            return True
+        return bool(self.regex and self.regex.match(path))
+
+    def _owns_folder(self, folder: str) -> bool:
+        depth = folder.count("/")
+        if any(lit.startswith(folder) or folder.startswith(lit + "/") for lit in self.literals):
+            return True
+        for pattern in self.wildcards:
+            prefix = pattern[: _WILDCARD.search(pattern).start()]  # type: ignore[union-attr]
+            if prefix.startswith(folder):
+                return True
+            if folder.startswith(prefix) and ("**" in pattern or pattern.count("/") >= depth):
+                return True
+        return False
+
+
+# --------------------------------------------------------------------------- the checks
+
+
+def _workspace_findings(repo: Mapping[str, Any]) -> list[Finding]:
+    found: list[Finding] = []
+    operation = repo.get("operation")
+    if operation:
+        fix = _OPERATION_FIX.get(str(operation), f"finish or abort the {operation}")
+        found.append(
+            finding(
+                "OPERATION_IN_PROGRESS",
+                f"a {operation} is in progress (HEAD {_short(repo.get('head'))}); "
+                f"{fix} before resuming work",
+            )
+        )
+    conflicts = [str(c.get("path")) for c in repo.get("conflicts") or [] if isinstance(c, Mapping)]
+    if conflicts:
+        found.append(
+            finding(
+                "CONFLICTS",
+                f"{len(conflicts)} conflicted file{'s' if len(conflicts) != 1 else ''}: "
+                f"{_some([_data(c) for c in conflicts])}; resolve the markers, then `git add` "
+                "each file",
+            )
+        )
+    return found
+
+
+def _done_unit_findings(
+    unit: Unit, facts: Mapping[str, Any], now: Any, shallow: bool = False
+) -> list[Finding]:
+    evidence = unit.evidence
+    if evidence is None:
+        return [
+            finding(
+                "DONE_UNVERIFIED",
+                f"{unit.id}: marked done but never verified (no evidence); "
+                "run `resume-kit verify-next --stale`",
+                unit.id,
+            )
+        ]
+    found: list[Finding] = []
+    when = describe_age(evidence.verified_at, now) or evidence.verified_at or "at an unknown time"
+    missing = [str(path) for path in facts.get("missing_artifacts") or []]
+    current = facts.get("fingerprint")
+    if missing:
+        found.append(
+            finding(
+                "DONE_ARTIFACT_MISSING",
+                f"{unit.id}: done, but its artifact{'s' if len(missing) != 1 else ''} "
+                f"{_some([_data(m) for m in missing])} {'are' if len(missing) != 1 else 'is'} "
+                "missing; "
+                "re-run `resume-kit verify-next --stale`",
+                unit.id,
+            )
+        )
+    elif current and evidence.fingerprint and current != evidence.fingerprint:
+        found.append(
+            finding(
+                "DONE_BUT_CHANGED",
+                f"{unit.id}: its files changed since it was verified ({when}, at "
+                f"{_short(evidence.commit)}); re-run `resume-kit verify-next --stale`",
+                unit.id,
+            )
+        )
+    if facts.get("evidence_in_history") is False and shallow:
+        found.append(
+            finding(
+                "EVIDENCE_NOT_IN_SHALLOW_HISTORY",
+                f"{unit.id}: verified at commit {_short(evidence.commit)}, which is not in this "
+                "shallow history (a `git clone --depth`); `git fetch --unshallow` lets it be "
+                "checked",
+                unit.id,
+            )
+        )
+    elif facts.get("evidence_in_history") is False:
+        found.append(
+            finding(
+                "EVIDENCE_NOT_IN_HISTORY",
+                f"{unit.id}: verified at commit {_short(evidence.commit)}, which is not in the "
+                "history of HEAD (rebased, reset or another branch); "
+                f"re-run `resume-kit verify-next --unit {unit.id}`",
+                unit.id,
+            )
+        )
+    return found
+
+
+def _stuck(unit: Unit) -> Finding | None:
+    failure = unit.last_failure
+    if unit.status == "done" or failure is None or failure.repeats < 3:
+        return None
+    excerpt = _data(failure.excerpt.splitlines()[-1], 100) if failure.excerpt.strip() else ""
+    return finding(
+        "UNIT_STUCK",
+        f"{unit.id}: failed {failure.repeats} times in a row with the same error"
+        + (f" ({excerpt})" if excerpt else f" (exit {failure.exit_code})")
+        + "; change the approach instead of re-running it",
+        unit.id,
+    )
+
+
+def _changed_paths(changes: Mapping[str, Any]) -> list[str]:
+    seen: dict[str, None] = {}
+    for kind in ("staged", "unstaged", "untracked"):
+        for entry in changes.get(kind) or []:
+            if not isinstance(entry, Mapping):
+                continue
+            path = str(entry.get("path") or "")
+            if path and path != ".resume-kit/" and not path.startswith(".resume-kit/"):
+                seen[path] = None
+    return list(seen)
+
+
+def _unaccounted(progress: Progress, snapshot: Mapping[str, Any]) -> Finding | None:
+    if not any(unit.files for unit in progress.units):
+        return None
+    owned = Ownership(
+        [glob for unit in progress.units for glob in (*unit.files, *unit.artifacts)]
+        + [str(a.get("path")) for a in snapshot.get("artifacts") or [] if isinstance(a, Mapping)]
+    )
+    changes = snapshot.get("changes") or {}
+    stray = [path for path in _changed_paths(changes) if not owned.owns(path)]
+    if not stray:
+        return None
+    more = " (the change list was truncated)" if changes.get("truncated") else ""
+    return finding(
+        "UNACCOUNTED_CHANGES",
+        f"{len(stray)} changed file{'s' if len(stray) != 1 else ''} no unit owns{more}: "
+        f"{_some([_data(p) for p in stray])}; add them to a unit's `files`, or commit or "
+        "revert them",
+    )
+
+
+def _tests(snapshot: Mapping[str, Any]) -> Finding | None:
+    failing = [str(t) for t in (snapshot.get("tests") or {}).get("pytest_last_failed") or []]
+    if not failing:
+        return None
+    return finding(
+        "TESTS_FAILING",
+        f"pytest's last run left {len(failing)} failing test{'s' if len(failing) != 1 else ''}: "
+        f"{_some([_data(t) for t in failing])}; re-run them with `pytest --lf`",
+    )
+
+
+def _log_errors(snapshot: Mapping[str, Any]) -> Finding | None:
+    with_errors = [
+        log
+        for log in snapshot.get("logs") or []
+        if isinstance(log, Mapping) and log.get("error_lines")
+    ]
+    if not with_errors:
+        return None
+    newest = max(with_errors, key=lambda log: str(log.get("mtime") or ""))
+    lines = list(newest.get("error_lines") or [])
+    others = len(with_errors) - 1
+    return finding(
+        "LOG_ERRORS",
+        f"{_data(newest.get('path'))} has {len(lines)} error line{'s' if len(lines) != 1 else ''}, "
+        f"last: {_data(lines[-1], 100)}"
+        + (f" (+{others} more log{'s' if others != 1 else ''} with errors)" if others else "")
+        + "; check whether they still apply",
+    )
+
+
+def _side_effects(progress: Progress) -> list[Finding]:
+    return [
+        finding(
+            "SIDE_EFFECT_UNKNOWN",
+            f"side effect {_data(action.key)} ({_data(action.description)}) has an unknown "
+            "outcome; check it before retrying with the same key, then "
+            + _data(
+                f"resume-kit action record {shlex.quote(action.key)} --status success|failed", 200
+            ),
+        )
+        for action in progress.actions
+        if action.status == "unknown"
+    ]
+
+
+def _transcript(progress: Progress, snapshot: Mapping[str, Any]) -> list[Finding]:
+    transcript = snapshot.get("transcript")
+    if not transcript:
+        return []
+    try:
+        from resume_kit.facts.transcripts import completed_todos_matching
+    except ImportError:  # the transcript readers are optional at this layer
+        return []
+    found: list[Finding] = []
+    reported: set[str] = set()
+    for unit_id, todo in completed_todos_matching(progress.units, dict(transcript)):
+        unit = progress.unit(unit_id)
+        if unit is None or unit.id in reported or unit.status == "done":
+            continue  # done without evidence is DONE_UNVERIFIED already
+        reported.add(unit.id)
+        found.append(
+            finding(
+                "TRANSCRIPT_DISAGREES",
+                f"{unit.id}: the agent's todo list marks {_data(todo)} completed, "
+                f"but the unit is {unit.status}, not verified; "
+                f"run `resume-kit verify-next --unit {unit.id}`",
+                unit.id,
+            )
+        )
+    return found
+
+
+def _finalise(found: list[Finding], order: Mapping[str, int]) -> list[Finding]:
+    if all(f.code in _NOT_WRONG for f in found):
+        found = [
+            dataclasses.replace(f, severity="info") if f.code in QUIET_WHEN_ALONE else f
+            for f in found
+        ]
+    indexed = list(enumerate(found))
+    indexed.sort(
+        key=lambda item: (
+            SEVERITY_ORDER[item[1].severity],
+            -1 if item[1].unit is None else order.get(item[1].unit, len(order)),
+            item[0],
+        )
+    )
+    return [f for _, f in indexed]
+
+
+def reconcile(progress: Progress | None, snapshot: Mapping[str, Any]) -> list[Finding]:
+    """Findings about ``progress`` given the ``snapshot`` facts, most severe first."""
+    found: list[Finding] = []
+    order: dict[str, int] = {}
+    if progress is None:
+        state = snapshot.get("progress") or {}
+        found.append(
+            finding(
+                "PROGRESS_INVALID",
+                f"progress.yaml is not usable: {_data(state.get('error') or 'not loaded', 200)}"
+                "; fix it by hand (resume-kit never overwrites it)",
+            )
+        )
+    found.extend(_workspace_findings(snapshot.get("repo") or {}))
+    if progress is not None:
+        order = {unit.id: index for index, unit in enumerate(progress.units)}
+        units_facts = snapshot.get("units") or {}
+        now = snapshot.get("created_at")
+        shallow = (snapshot.get("repo") or {}).get("shallow") is True
+        for unit in progress.units:
+            if unit.status == "done":
+                facts = units_facts.get(unit.id)
+                if isinstance(facts, Mapping):
+                    found.extend(_done_unit_findings(unit, facts, now, shallow))
+                elif unit.evidence is None:
+                    found.extend(_done_unit_findings(unit, {}, now))
+            stuck = _stuck(unit)
+            if stuck is not None:
+                found.append(stuck)
+        unaccounted = _unaccounted(progress, snapshot)
+        if unaccounted is not None:
+            found.append(unaccounted)
+        found.extend(_side_effects(progress))
+        found.extend(_transcript(progress, snapshot))
+    for extra in (_tests(snapshot), _log_errors(snapshot)):
+        if extra is not None:
+            found.append(extra)
+    notes = [str(n) for n in snapshot.get("notes") or []]
+    if progress is None:
+        notes = [n for n in notes if not n.startswith("progress.yaml")]
+    for note in notes[:MAX_NOTES]:
+        found.append(finding("SNAPSHOT_NOTE", f"snapshot note: {_data(note, 200)}"))
+    return _finalise(found, order)

@@ -1,0 +1,438 @@
+"""Git facts for a snapshot: one ``git status --porcelain=v2``, parsed, plus the few reads it
+cannot give.
+
+Processes run, at most: ``status`` (always), ``diff --numstat`` for unstaged and for staged
+changes (only when there are some), and one ``log`` for the last commits (not on an unborn
+branch). Everything else comes from files: the operation in progress from the git dir,
+submodules from ``.gitmodules``. All through :mod:`resume_kit.infra.gitcmd` (no optional locks).
+
+Paths are parsed from bytes. Inside this module they are ``str`` decoded with
+``surrogateescape`` (lossless, and what ``subprocess`` turns back into the same bytes); what
+leaves :func:`read_git_facts` is a display string in which undecodable bytes are escaped
+(``caf\\xe9.txt``), so every value is JSON-safe.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+STATE_DIR = ".resume-kit"
+RECENT_COMMITS = 10
+TRAILER_KEY = "Resume-Unit"
+_SEP = "\x1f"
+
+
+# ---- porcelain v2 -------------------------------------------------------------------------------
+
+
+def _text(raw: bytes) -> str:
+    return raw.decode("utf-8", "surrogateescape")
+
+
+def display_path(path: str) -> str:
+    """A path safe to store and show: bytes that are not UTF-8 become ``\\xNN`` escapes."""
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def parse_status_v2(data: bytes) -> dict[str, Any]:
+    """Parse ``git status --porcelain=v2 -z --branch --show-stash`` output.
+
+    Returns ``{"oid", "head", "upstream", "ahead", "behind", "stash", "entries"}``: ``oid`` is
+    None for ``(initial)``, ``head`` None for ``(detached)``, ``ahead``/``behind`` None without
+    a ``branch.ab`` header. Each entry is ``{"kind": "1"|"2"|"u"|"?"|"!", "path", ...}``; changed
+    and unmerged entries also carry ``xy``, ``sub``, ``modes``, ``hashes``; renames and copies
+    (``2``) ``score`` and ``orig_path``. Malformed records are skipped, never an error.
+    """
+    result: dict[str, Any] = {
+        "oid": None,
+        "head": None,
+        "upstream": None,
+        "ahead": None,
+        "behind": None,
+        "stash": 0,
+        "entries": [],
+    }
+    entries: list[dict[str, Any]] = result["entries"]
+    tokens = data.split(b"\0")
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        i += 1
+        if not token:
+            continue
+        kind = token[:1]
+        if kind == b"#":
+            _parse_header(_text(token), result)
+        elif kind in (b"?", b"!") and token[1:2] == b" ":
+            entries.append({"kind": _text(kind), "path": _text(token[2:])})
+        elif kind == b"1":
+            fields = token.split(b" ", 8)
+            if len(fields) == 9:
+                entries.append(_changed(fields, modes=3, hashes=2, path=fields[8]))
+        elif kind == b"2":
+            fields = token.split(b" ", 9)
+            if len(fields) == 10 and i < len(tokens):
+                entry = _changed(fields, modes=3, hashes=2, path=fields[9])
+                entry["score"] = _text(fields[8])
+                entry["orig_path"] = _text(tokens[i])
+                i += 1
+                entries.append(entry)
+        elif kind == b"u":
+            fields = token.split(b" ", 10)
+            if len(fields) == 11:
+                entries.append(_changed(fields, modes=4, hashes=3, path=fields[10]))
+    return result
+
+
+def _changed(fields: list[bytes], *, modes: int, hashes: int, path: bytes) -> dict[str, Any]:
+    text = [_text(f) for f in fields]
+    return {
+        "kind": text[0],
+        "xy": text[1],
+        "sub": text[2],
+        "modes": text[3 : 3 + modes],
+        "hashes": text[3 + modes : 3 + modes + hashes],
+        "path": _text(path),
+    }
+
+
+_AB = re.compile(r"\+(\d+) -(\d+)")
+
+
+def _parse_header(line: str, result: dict[str, Any]) -> None:
+    parts = line.split(" ", 2)
+    if len(parts) < 3:
+        return
+    name, value = parts[1], parts[2]
+    if name == "branch.oid":
+        result["oid"] = None if value == "(initial)" else value
+    elif name == "branch.head":
+        result["head"] = None if value == "(detached)" else value
+    elif name == "branch.upstream":
+        result["upstream"] = value
+    elif name == "branch.ab":
+        match = _AB.fullmatch(value)
+        if match:
+            result["ahead"], result["behind"] = int(match[1]), int(match[2])
+    elif name == "stash" and value.isdigit():
+        result["stash"] = int(value)
+
+
+def parse_numstat_z(data: bytes) -> dict[str, tuple[int | None, int | None]]:
+    """``git diff --numstat -z`` as {path: (added, deleted)}; None for binary; renames by new path."""
+    counts: dict[str, tuple[int | None, int | None]] = {}
+    tokens = data.split(b"\0")
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        i += 1
+        fields = token.split(b"\t", 2)
+        if len(fields) != 3:
+            continue
+        added, deleted, path = fields
+        if not path:  # a rename: the old and the new path follow as their own tokens
+            if i + 1 >= len(tokens):
+                break
+            path = tokens[i + 1]
+            i += 2
+        counts[_text(path)] = (_count(added), _count(deleted))
+    return counts
+
+
+def _count(raw: bytes) -> int | None:
+    return int(raw) if raw.isdigit() else None
+
+
+# ---- the few reads status cannot give -----------------------------------------------------------
+
+
+def operation_in_progress(git_dir: Path) -> str | None:
+    """merge, rebase (either backend), am, cherry-pick, revert or bisect, from files in git_dir."""
+    if (git_dir / "rebase-merge").is_dir():
+        return "rebase"
+    if (git_dir / "rebase-apply").is_dir():
+        return "am" if (git_dir / "rebase-apply" / "applying").exists() else "rebase"
+    if (git_dir / "MERGE_HEAD").is_file():
+        return "merge"
+    if (git_dir / "CHERRY_PICK_HEAD").is_file():
+        return "cherry-pick"
+    if (git_dir / "REVERT_HEAD").is_file():
+        return "revert"
+    sequencer = _sequencer_operation(git_dir)
+    if sequencer is not None:
+        return sequencer
+    if (git_dir / "BISECT_LOG").is_file():
+        return "bisect"
+    return None
+
+
+def _sequencer_operation(git_dir: Path) -> str | None:
+    """A multi-commit cherry-pick or revert paused between commits (no *_HEAD file then)."""
+    try:
+        todo = (git_dir / "sequencer" / "todo").read_text("utf-8", "replace")
+    except OSError:
+        return None
+    for line in todo.splitlines():
+        word = line.split(" ", 1)[0]
+        if word in ("pick", "p"):
+            return "cherry-pick"
+        if word == "revert":
+            return "revert"
+    return None
+
+
+_GITMODULES_PATH = re.compile(r"^\s*path\s*=\s*(.+?)\s*$", re.MULTILINE)
+MAX_GITMODULES_BYTES = 1024 * 1024
+
+
+def submodule_paths(root: Path) -> list[str]:
+    """Paths declared in ``.gitmodules`` (read as a file: no process, no descent; a regular
+    file only, never through a symlink)."""
+    from resume_kit.infra.safefs import read_regular
+
+    try:
+        text = read_regular(root / ".gitmodules", MAX_GITMODULES_BYTES).decode(
+            "utf-8", "surrogateescape"
+        )
+    except OSError:
+        return []
+    paths = []
+    for raw in _GITMODULES_PATH.findall(text):
+        value = raw[1:-1] if len(raw) >= 2 and raw[0] == raw[-1] == '"' else raw
+        paths.append(value.rstrip("/"))
+    return paths
+
+
+def _submodule_status(root: Path, path: str, sub: str | None) -> str:
+    states = []
+    if sub and sub.startswith("S"):
+        if sub[1:2] == "C":
+            states.append("new-commits")
+        if sub[2:3] == "M":
+            states.append("modified")
+        if sub[3:4] == "U":
+            states.append("untracked")
+    if not states and not (root / path / ".git").exists():
+        states.append("uninitialized")
+    return ",".join(states) or "clean"
+
+
+# ---- assembly -----------------------------------------------------------------------------------
+
+
+def _in_state_dir(path: str) -> bool:
+    return path == STATE_DIR or path.startswith(STATE_DIR + "/")
+
+
+def _status(root: Path) -> tuple[bytes, bool]:
+    """The status output, and whether it carries the stash count."""
+    from resume_kit.infra.gitcmd import GitFailed, run_git_bytes
+
+    args = ["status", "--porcelain=v2", "-z", "--branch", "--show-stash", "-unormal"]
+    try:
+        return run_git_bytes(root, *args)[1], True
+    except GitFailed as exc:
+        if "show-stash" not in exc.stderr:
+            raise
+    # git older than 2.35 does not know --show-stash: count the stash reflog instead.
+    args.remove("--show-stash")
+    return run_git_bytes(root, *args)[1], False
+
+
+def _stash_from_reflog(common_dir: Path) -> int:
+    try:
+        return sum(1 for _ in (common_dir / "logs" / "refs" / "stash").open("rb"))
+    except OSError:
+        return 0
+
+
+def _numstat(root: Path, staged: bool, paths: list[str] | None) -> dict[str, Any]:
+    """Line counts; ``paths`` limits the diff to the listed paths when the list was capped."""
+    from resume_kit.infra.gitcmd import run_git_bytes
+
+    args = ["--literal-pathspecs", "diff", "--numstat", "-z", "--no-ext-diff", "--no-textconv"]
+    if staged:
+        args.append("--cached")
+    args.append("--")
+    if paths is not None:
+        args.extend(paths)
+    status, out, _ = run_git_bytes(root, *args, check=False)
+    return parse_numstat_z(out) if status == 0 else {}
+
+
+def _recent_commits(root: Path) -> list[dict[str, Any]]:
+    from resume_kit.infra.gitcmd import run_git_bytes
+    from resume_kit.infra.redact import redact
+
+    fmt = f"%H{_SEP}%ct{_SEP}%(trailers:key={TRAILER_KEY},valueonly,separator=%x1e){_SEP}%s"
+    status, out, _ = run_git_bytes(
+        root,
+        "log",
+        "-z",
+        f"--max-count={RECENT_COMMITS}",
+        "--no-show-signature",
+        "--no-color",
+        f"--format={fmt}",
+        "HEAD",
+        "--",
+        check=False,
+    )
+    if status != 0:
+        return []
+    commits = []
+    for record in out.split(b"\0"):
+        fields = record.decode("utf-8", "replace").split(_SEP, 3)
+        if len(fields) != 4:
+            continue
+        sha, ctime, trailers, subject = fields
+        units = [u.strip() for u in trailers.split("\x1e") if u.strip()]
+        commits.append(
+            {
+                "sha": sha.strip(),
+                "subject": redact(subject.strip()),
+                "time": _iso(ctime),
+                "unit": redact(units[-1]) if units else None,
+            }
+        )
+    return commits
+
+
+def _iso(epoch: str) -> str | None:
+    try:
+        moment = dt.datetime.fromtimestamp(int(epoch), dt.timezone.utc)
+    except ValueError:
+        return None
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _records(parsed: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    for entry in parsed["entries"]:
+        if not _in_state_dir(entry["path"]):
+            yield entry
+
+
+def read_git_facts(
+    root: Path, git_dir: Path, common_dir: Path, *, max_paths: int = 200
+) -> dict[str, Any]:
+    """``{"repo", "changes", "recent_commits"}`` for the snapshot (shapes in the snapshot schema).
+
+    ``git status`` failing (not a repository, git missing) raises ``GitFailed``; the optional
+    reads (line counts, commits) degrade to null counts and an empty list instead. The log and
+    the line counts run alongside status and each other: they are independent processes.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        commits_later = pool.submit(_recent_commits, root)  # fails harmlessly when unborn
+        output, has_stash_count = _status(root)
+        parsed = parse_status_v2(output)
+        if not has_stash_count:
+            parsed["stash"] = _stash_from_reflog(common_dir)
+        changes, conflicts, sub_flags = changes_from_status(parsed, max_paths)
+        counted = [
+            (
+                items,
+                pool.submit(_numstat, root, is_staged, [i["path"] for i in items] if cut else None),
+            )
+            for items, is_staged, cut in (
+                (changes["staged"], True, changes["counts"]["staged"] > max_paths),
+                (changes["unstaged"], False, changes["counts"]["unstaged"] > max_paths),
+            )
+            if items
+        ]
+        for items, lines_later in counted:
+            lines = lines_later.result()
+            for item in items:
+                item["added"], item["deleted"] = lines.get(item["path"], (None, None))
+        commits = commits_later.result() if parsed["oid"] is not None else []
+
+    from resume_kit.infra.redact import redact
+
+    # File names are data like any other text: a name can carry a credential (stored,
+    # shown and sent redacted; the line counts above were matched on the real names).
+    submodules = [
+        {"path": redact(display_path(p)), "status": _submodule_status(root, p, sub_flags.get(p))}
+        for p in dict.fromkeys([*submodule_paths(root), *sub_flags])
+    ]
+    for items in (changes["staged"], changes["unstaged"], changes["untracked"], conflicts):
+        for item in items:
+            item["path"] = redact(display_path(item["path"]))
+            if "from" in item:
+                item["from"] = redact(display_path(item["from"]))
+
+    repo = {
+        "root": str(root),
+        "head": parsed["oid"],
+        # branch names are text from the repository like commit subjects
+        "branch": redact(parsed["head"]) if parsed["head"] else parsed["head"],
+        "unborn": parsed["oid"] is None,
+        "upstream": redact(parsed["upstream"]) if parsed["upstream"] else parsed["upstream"],
+        "ahead": parsed["ahead"],
+        "behind": parsed["behind"],
+        "operation": operation_in_progress(git_dir),
+        "conflicts": conflicts,
+        "stash_count": parsed["stash"],
+        # a `git clone --depth N`: commits older than its boundary are not there to check
+        "shallow": (common_dir / "shallow").is_file(),
+        "worktree": {
+            "linked": _resolved(git_dir) != _resolved(common_dir),
+            "git_dir": str(git_dir),
+            "common_dir": str(common_dir),
+        },
+        "submodules": submodules,
+    }
+    return {"repo": repo, "changes": changes, "recent_commits": commits}
+
+
+def changes_from_status(
+    parsed: dict[str, Any], max_paths: int
+) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, str]]:
+    """Split parsed status into the snapshot's ``changes`` (capped, line counts still null),
+    the conflicted paths (capped) and the submodule flags by path. ``.resume-kit/`` is left out."""
+    staged: list[dict[str, Any]] = []
+    unstaged: list[dict[str, Any]] = []
+    untracked: list[dict[str, Any]] = []
+    conflicts: list[dict[str, Any]] = []
+    sub_flags: dict[str, str] = {}
+    for entry in _records(parsed):
+        kind, path = entry["kind"], entry["path"]
+        if kind == "?":
+            untracked.append({"path": path, "status": "?", "added": None, "deleted": None})
+            continue
+        if kind == "!":
+            continue
+        if entry["sub"].startswith("S"):
+            sub_flags[path] = entry["sub"]
+        if kind == "u":
+            conflicts.append({"path": path, "status": entry["xy"]})
+            continue
+        x, y = entry["xy"][:1], entry["xy"][1:2]
+        if x not in (".", ""):
+            item = {"path": path, "status": x, "added": None, "deleted": None}
+            if kind == "2":
+                item["from"] = entry["orig_path"]
+            staged.append(item)
+        if y not in (".", ""):
+            unstaged.append({"path": path, "status": y, "added": None, "deleted": None})
+
+    counts = {"staged": len(staged), "unstaged": len(unstaged), "untracked": len(untracked)}
+    truncated = any(len(items) > max_paths for items in (staged, unstaged, untracked, conflicts))
+    changes = {
+        "staged": staged[:max_paths],
+        "unstaged": unstaged[:max_paths],
+        "untracked": untracked[:max_paths],
+        "counts": counts,
+        "truncated": truncated,
+    }
+    return changes, conflicts[:max_paths], sub_flags
+
+
+def _resolved(path: Path) -> Path:
+    try:
+        return path.resolve()
+    except OSError:
+        return path

@@ -1,0 +1,166 @@
+"""Agent transcripts (SPEC 6): what the agent's own session log says, as plain data.
+
+``read_transcript`` finds the newest session of a supported agent for this work tree (or reads
+the one a hook named) and returns the snapshot's ``transcript`` dict; it never raises.
+``completed_todos_matching`` is the pure half of ``TRANSCRIPT_DISAGREES``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from resume_kit.facts.transcripts import claude_code, codex, tail
+from resume_kit.facts.transcripts.records import clip, empty_result
+
+if TYPE_CHECKING:
+    from resume_kit.model.progress import Unit
+
+KINDS = ("claude-code", "codex")
+_SPACE = re.compile(r"\s+")
+
+
+def read_transcript(
+    root: Path,
+    kinds: Sequence[str] = KINDS,
+    transcript_path: Path | None = None,
+) -> dict[str, Any] | None:
+    """The ``transcript`` dict for the newest session of the agents in ``kinds`` whose cwd is
+    ``root`` or inside it; ``transcript_path`` (from a hook) wins when given. None when there is
+    no session; problems become ``notes``."""
+    try:
+        if transcript_path is not None:
+            return _read_given(Path(transcript_path))
+        return _read_newest(Path(root), kinds)
+    except Exception as exc:  # a reader bug must never break a snapshot or a hook
+        result = empty_result(kinds[0] if kinds else "claude-code", transcript_path or Path(root))
+        result["notes"].append(clip(f"could not read the agent transcript: {exc!r}", 300))
+        return result
+
+
+def _read_newest(root: Path, kinds: Sequence[str]) -> dict[str, Any] | None:
+    found: list[tuple[float, str, Path]] = []
+    if "claude-code" in kinds:
+        session = claude_code.newest_session(root)
+        if session is not None:
+            found.append((session[0], "claude-code", session[1]))
+    if "codex" in kinds:
+        rollout = codex.newest_rollout(root)
+        if rollout is not None:
+            found.append((rollout[0], "codex", rollout[1]))
+    if not found:
+        return None
+    _, agent, path = max(found, key=lambda item: item[0])
+    return _read_as(agent, path)
+
+
+def _read_as(agent: str, path: Path) -> dict[str, Any]:
+    if agent == "codex":
+        return codex.read_rollout(path)
+    return claude_code.read_session(path)
+
+
+def _read_given(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        what = "is not a regular file" if path.exists() else "does not exist"
+        result = empty_result(detect_agent(path) or "claude-code", path)
+        result["notes"].append(clip(f"the hook's transcript {path} {what}", 300))
+        return result
+    agent = detect_agent(path)
+    if agent is None:
+        result = claude_code.read_session(path)
+        result["notes"].insert(0, "transcript format not recognised; read as Claude Code")
+        return result
+    return _read_as(agent, path)
+
+
+def detect_agent(path: Path) -> str | None:
+    """ "codex" or "claude-code" from the file's content (first line, then the last records);
+    the file name decides when the content cannot."""
+    first = tail.first_record(path)
+    samples = ([first] if first else []) + tail.tail_records(path)
+    for record in samples:
+        if codex.looks_like(record):
+            return "codex"
+        if claude_code.looks_like(record):
+            return "claude-code"
+    if path.name.startswith("rollout-"):
+        return "codex"
+    return None
+
+
+# --------------------------------------------------------------------------- TRANSCRIPT_DISAGREES
+
+
+def _normal_title(text: str) -> str:
+    return _SPACE.sub(" ", text).strip().casefold()
+
+
+def _is_id_char(char: str) -> bool:
+    return char.isascii() and (char.isalnum() or char in "._-")
+
+
+def _continues(text: str, index: int, step: int) -> bool:
+    """Whether ``text`` continues an id from ``index`` on (walking by ``step``): an id
+    character next to it, where a run of ``.``, ``_`` or ``-`` counts only when a letter or
+    digit follows it (so "doc-001." ending a sentence still names doc-001)."""
+    while 0 <= index < len(text) and _is_id_char(text[index]):
+        if text[index].isalnum():
+            return True
+        index += step
+    return False
+
+
+def contains_id(text: str, unit_id: str) -> bool:
+    """Whether ``text`` names ``unit_id`` as a word (never as part of a longer id)."""
+    needle = unit_id.lower()
+    if not needle:
+        return False
+    haystack = text.lower()
+    start = haystack.find(needle)
+    while start != -1:
+        end = start + len(needle)
+        if not _continues(haystack, start - 1, -1) and not _continues(haystack, end, 1):
+            return True
+        start = haystack.find(needle, start + 1)
+    return False
+
+
+def _completed_texts(transcript: dict[str, Any] | None) -> list[str]:
+    if not isinstance(transcript, dict):
+        return []
+    todos = transcript.get("todos")
+    if not isinstance(todos, list):
+        return []
+    return [
+        todo["content"]
+        for todo in todos
+        if isinstance(todo, dict)
+        and todo.get("status") == "completed"
+        and isinstance(todo.get("content"), str)
+    ]
+
+
+def completed_todos_matching(
+    units: Sequence[Unit], transcript: dict[str, Any] | None
+) -> list[tuple[str, str]]:
+    """(unit id, todo text) for each todo the agent marked completed that matches a unit not
+    verified done (status done with evidence). A todo matches a unit when its text equals the
+    unit's title (case and spacing ignored) or names the unit's id as a word."""
+    texts = _completed_texts(transcript)
+    if not texts:
+        return []
+    open_units = [u for u in units if not (u.status == "done" and u.evidence is not None)]
+    pairs: list[tuple[str, str]] = []
+    for text in texts:
+        normal = _normal_title(text)
+        for unit in open_units:
+            title = unit.title if isinstance(unit.title, str) else ""
+            matched = (bool(normal) and normal == _normal_title(title)) or contains_id(
+                text, unit.id
+            )
+            if matched and (unit.id, text) not in pairs:
+                pairs.append((unit.id, text))
+    return pairs

@@ -1,0 +1,323 @@
+"""Claude Code session files: find this work tree's newest session and read what matters.
+
+Sessions live at ``$CLAUDE_CONFIG_DIR`` (or ``~/.claude``) ``/projects/<escaped cwd>/<id>.jsonl``.
+The format is internal to Claude Code and changes between versions, so everything here is
+tolerant: unknown record types, broken lines and odd shapes are skipped, never raised.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from resume_kit.facts.transcripts import tail
+from resume_kit.facts.transcripts.records import (
+    MAX_ERRORS,
+    MAX_REQUEST_CHARS,
+    clip,
+    empty_result,
+    error_line,
+    files_newest_first,
+    home_dir,
+    int_or_zero,
+    iso_time,
+    mtime_iso,
+    name_errors,
+    todo_list,
+    within,
+)
+
+AGENT = "claude-code"
+MAX_CANDIDATES = 20  # session files checked for a matching cwd, newest first
+# Claude Code shortens long folder names and appends a hash we cannot recompute: match the
+# first part and let the records' cwd decide.
+MAX_NAME = 200
+
+_NOT_ALNUM = re.compile(r"[^A-Za-z0-9]")
+_OLD_RULE = re.compile(r"[/.\\:]")
+_NOT_A_REQUEST = (
+    "<command-",
+    "<local-command-",
+    "<system-reminder>",
+    "[request interrupted",
+    "caveat: the messages below",
+)
+_ERROR_TAGS = re.compile(r"</?tool_use_error>")
+
+
+def config_dir() -> Path:
+    return home_dir("CLAUDE_CONFIG_DIR", ".claude")
+
+
+def escaped_names(path: Path) -> set[str]:
+    """The project folder names Claude Code has used for ``path`` (old and new rules)."""
+    text = str(path)
+    return {_OLD_RULE.sub("-", text), _NOT_ALNUM.sub("-", text)}
+
+
+def _folder_matches(name: str, escaped: Iterable[str]) -> bool:
+    for form in escaped:
+        if name == form or name.startswith(form + "-"):  # the root itself or a subfolder
+            return True
+        if len(form) > MAX_NAME and name.startswith(form[:MAX_NAME]):
+            return True
+    return False
+
+
+def _candidate_files(root: Path) -> list[tuple[float, Path]]:
+    projects = config_dir() / "projects"
+    escaped = escaped_names(root) | escaped_names(Path(os.path.realpath(root)))
+    try:
+        folders = [
+            e for e in os.scandir(projects) if e.is_dir() and _folder_matches(e.name, escaped)
+        ]
+    except OSError:
+        return []
+    # agent-*.jsonl are sub-agent side chains, not the session itself
+    return files_newest_first(
+        folders, lambda name: name.endswith(".jsonl") and not name.startswith("agent-")
+    )
+
+
+def _session_cwd_matches(path: Path, root: Path) -> bool:
+    """Confirm by the records' ``cwd``: the first one recorded, else the last one."""
+    for records in (tail.head_records(path), tail.tail_records(path)):
+        for record in records:
+            cwd = record.get("cwd")
+            if isinstance(cwd, str) and cwd:
+                if within(cwd, root):
+                    return True
+                break
+    return False
+
+
+def newest_session(root: Path) -> tuple[float, Path] | None:
+    """(mtime, path) of the newest Claude Code session for the work tree at ``root``."""
+    for mtime, path in _candidate_files(root)[:MAX_CANDIDATES]:
+        if _session_cwd_matches(path, root):
+            return mtime, path
+    return None
+
+
+def looks_like(record: dict[str, Any]) -> bool:
+    """Whether a parsed line has the shape of a Claude Code session record."""
+    if "payload" in record:
+        return False
+    return (
+        "sessionId" in record
+        or "uuid" in record
+        or record.get("type") in ("user", "assistant", "system", "summary")
+    )
+
+
+# --------------------------------------------------------------------------- record reading
+
+
+def _blocks(message: Any) -> list[dict[str, Any]]:
+    if not isinstance(message, dict):
+        return []
+    content = message.get("content")
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    if isinstance(content, list):
+        return [b for b in content if isinstance(b, dict)]
+    return []
+
+
+def _todos(raw: Any) -> list[dict[str, str]] | None:
+    return todo_list(raw, "content")
+
+
+def _result_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [
+            b["text"]
+            for b in content
+            if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+        ]
+        return "\n".join(parts)
+    return ""
+
+
+def _request_text(record: dict[str, Any]) -> str | None:
+    """The person's words when this user record is a real request, else None."""
+    if record.get("isMeta") or record.get("isCompactSummary") or record.get("isSidechain"):
+        return None
+    if record.get("isVisibleInTranscriptOnly"):
+        return None
+    blocks = _blocks(record.get("message"))
+    if not blocks or any(b.get("type") == "tool_result" for b in blocks):
+        return None
+    texts = [
+        b["text"] for b in blocks if b.get("type") == "text" and isinstance(b.get("text"), str)
+    ]
+    text = "\n".join(t for t in texts if t.strip()).strip()
+    if not text or text.lower().startswith(_NOT_A_REQUEST):
+        return None
+    return text
+
+
+class _Reader:
+    """Accumulates facts from records seen newest first."""
+
+    def __init__(self) -> None:
+        self.todos: list[dict[str, str]] | None = None
+        self.errors: list[dict[str, Any]] = []  # newest first while reading
+        self.pending_names: dict[str, list[dict[str, Any]]] = {}
+        self.request: str | None = None
+        self.session_id: str | None = None
+        self.updated_at: str | None = None
+        self.total = 0
+        self.saw_usage = False
+        self.usage_keys: set[str] = set()
+        self.last_context: int | None = None
+        self.compactions = 0
+        self.compaction_at: str | None = None
+        self.summary_pending = False
+
+    def satisfied(self) -> bool:
+        return self.todos is not None and self.request is not None and self.last_context is not None
+
+    def take(self, record: dict[str, Any]) -> None:
+        kind = record.get("type")
+        if self.updated_at is None:
+            self.updated_at = iso_time(record.get("timestamp"))
+        if self.session_id is None and isinstance(record.get("sessionId"), str):
+            self.session_id = record["sessionId"]
+        if kind == "system" and record.get("subtype") == "compact_boundary":
+            if not self.summary_pending:
+                self.compactions += 1
+            self._compaction_time(record)
+            self.summary_pending = False
+            return
+        if kind == "user" and record.get("isCompactSummary"):
+            self.compactions += 1  # counted once with the boundary just before it
+            self._compaction_time(record)
+            self.summary_pending = True
+            return
+        self.summary_pending = False
+        if kind == "assistant":
+            self._assistant(record)
+        elif kind == "user":
+            self._user(record)
+
+    def _compaction_time(self, record: dict[str, Any]) -> None:
+        if self.compaction_at is None:
+            self.compaction_at = iso_time(record.get("timestamp"))
+
+    def _assistant(self, record: dict[str, Any]) -> None:
+        message = record.get("message")
+        sidechain = bool(record.get("isSidechain"))
+        if isinstance(message, dict) and isinstance(message.get("usage"), dict):
+            self._usage(record, message, message["usage"], sidechain)
+        for block in _blocks(message):
+            if block.get("type") != "tool_use":
+                continue
+            name = block.get("name")
+            name_errors(self.pending_names, block.get("id"), name)
+            if self.todos is None and not sidechain and name == "TodoWrite":
+                tool_input = block.get("input")
+                if isinstance(tool_input, dict):
+                    self.todos = _todos(tool_input.get("todos"))
+
+    def _usage(
+        self, record: dict[str, Any], message: dict[str, Any], usage: dict[str, Any], side: bool
+    ) -> None:
+        # one API response is written as several records (one per content block) that repeat
+        # the same usage: count it once
+        key = message.get("id") or record.get("requestId") or record.get("uuid")
+        if isinstance(key, str):
+            if key in self.usage_keys:
+                return
+            self.usage_keys.add(key)
+        prompt = (
+            int_or_zero(usage.get("input_tokens"))
+            + int_or_zero(usage.get("cache_read_input_tokens"))
+            + int_or_zero(usage.get("cache_creation_input_tokens"))
+        )
+        self.total += prompt + int_or_zero(usage.get("output_tokens"))
+        self.saw_usage = True
+        if self.last_context is None and not side and prompt > 0:
+            self.last_context = prompt
+
+    def _user(self, record: dict[str, Any]) -> None:
+        sidechain = bool(record.get("isSidechain"))
+        if self.todos is None and not sidechain:
+            self._user_todos(record)
+        blocks = _blocks(record.get("message"))
+        for block in blocks:
+            if (
+                block.get("type") == "tool_result"
+                and block.get("is_error") is True
+                and not sidechain
+            ):
+                self._error(record, block)
+        if self.request is None:
+            self.request = _request_text(record)
+
+    def _user_todos(self, record: dict[str, Any]) -> None:
+        # An empty list here often means "cleared after everything was completed": keep looking
+        # for the TodoWrite call that says what was completed.
+        result = record.get("toolUseResult")
+        candidates = [record.get("todos")]
+        if isinstance(result, dict):
+            candidates.insert(0, result.get("newTodos"))
+        for raw in candidates:
+            todos = _todos(raw)
+            if todos:
+                self.todos = todos
+                return
+
+    def _error(self, record: dict[str, Any], block: dict[str, Any]) -> None:
+        if len(self.errors) >= MAX_ERRORS:
+            return
+        text = _ERROR_TAGS.sub("", _result_text(block.get("content")))
+        message = error_line(text) or "(no message)"
+        error: dict[str, Any] = {
+            "tool": None,
+            "message": message,
+            "at": iso_time(record.get("timestamp")),
+        }
+        self.errors.append(error)
+        tool_use_id = block.get("tool_use_id")
+        if isinstance(tool_use_id, str):
+            self.pending_names.setdefault(tool_use_id, []).append(error)
+
+
+def read_session(
+    path: Path, *, cap: int = tail.DEFAULT_CAP, min_bytes: int = tail.DEFAULT_MIN
+) -> dict[str, Any]:
+    """The ``transcript`` dict for one Claude Code session file (never raises on odd content)."""
+    result = empty_result(AGENT, path)
+    notes: list[str] = result["notes"]
+    reader = _Reader()
+    try:
+        stats = tail.read_backward(path, reader, cap=cap, min_bytes=min_bytes)
+    except OSError as exc:
+        notes.append(clip(f"could not read the Claude Code session {path}: {exc}", 300))
+        return result
+    result["session_id"] = reader.session_id or path.stem
+    result["updated_at"] = reader.updated_at or mtime_iso(path)
+    result["todos"] = reader.todos
+    result["tool_errors"] = list(reversed(reader.errors))
+    result["last_request"] = clip(reader.request, MAX_REQUEST_CHARS) if reader.request else None
+    result["tokens"] = {
+        "total": reader.total if reader.saw_usage else None,
+        "last_context": reader.last_context,
+    }
+    result["compactions"] = {"count": reader.compactions, "last_at": reader.compaction_at}
+    if not stats.reached_start:
+        notes.append(
+            f"read the last {tail.mib(stats.bytes_read)} of {tail.mib(stats.size)}: "
+            "token total and compaction count cover that part only"
+        )
+        if reader.todos is None:
+            notes.append(f"no todo list in the last {tail.mib(stats.bytes_read)} of the session")
+    if stats.broken_lines:
+        notes.append(f"skipped {stats.broken_lines} unreadable line(s) of the session")
+    return result

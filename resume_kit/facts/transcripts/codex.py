@@ -1,0 +1,317 @@
+"""Codex CLI rollout files: find this work tree's newest rollout and read what matters.
+
+Rollouts live at ``$CODEX_HOME`` (or ``~/.codex``) ``/sessions/YYYY/MM/DD/rollout-*.jsonl``;
+each line is ``{timestamp, type, payload}`` and the first one is ``session_meta`` with the cwd.
+Unknown record types (Codex adds new ones) are skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from resume_kit.facts.transcripts import tail
+from resume_kit.facts.transcripts.records import (
+    MAX_ERRORS,
+    MAX_REQUEST_CHARS,
+    clip,
+    empty_result,
+    error_line,
+    files_newest_first,
+    home_dir,
+    int_or_zero,
+    iso_time,
+    mtime_iso,
+    name_errors,
+    todo_list,
+    within,
+)
+
+AGENT = "codex"
+MAX_DAY_FOLDERS = 31  # newest day folders whose rollouts are considered
+MAX_CANDIDATES = 30  # rollouts whose first line is checked, newest first
+_KNOWN_TYPES = ("session_meta", "response_item", "event_msg", "turn_context", "compacted")
+_EXIT_LINE = re.compile(r"^(?:exit code:?|process exited with code)\s*(-?\d+)", re.IGNORECASE)
+_SESSION_ID = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})")
+
+
+def codex_home() -> Path:
+    return home_dir("CODEX_HOME", ".codex")
+
+
+def _numbered_dirs(path: Path) -> list[Path]:
+    try:
+        entries = [e for e in os.scandir(path) if e.is_dir() and e.name.isdigit()]
+    except OSError:
+        return []
+    return [Path(e.path) for e in sorted(entries, key=lambda e: e.name, reverse=True)]
+
+
+def _candidate_files() -> list[tuple[float, Path]]:
+    days: list[Path] = []
+    for year in _numbered_dirs(codex_home() / "sessions"):
+        for month in _numbered_dirs(year):
+            days.extend(_numbered_dirs(month))
+            if len(days) >= MAX_DAY_FOLDERS:
+                break
+        if len(days) >= MAX_DAY_FOLDERS:
+            break
+    return files_newest_first(
+        days[:MAX_DAY_FOLDERS],
+        lambda name: name.startswith("rollout-") and name.endswith(".jsonl"),
+    )
+
+
+def _meta(record: dict[str, Any] | None) -> dict[str, Any] | None:
+    if not record or record.get("type") != "session_meta":
+        return None
+    payload = record.get("payload")
+    if not isinstance(payload, dict):
+        return None
+    meta = payload.get("meta")  # some versions nest the meta one level deeper
+    return meta if isinstance(meta, dict) and "cwd" in meta else payload
+
+
+def newest_rollout(root: Path) -> tuple[float, Path] | None:
+    """(mtime, path) of the newest Codex rollout started in the work tree at ``root``."""
+    for mtime, path in _candidate_files()[:MAX_CANDIDATES]:
+        meta = _meta(tail.first_record(path))
+        if meta is not None and within(meta.get("cwd"), root):
+            return mtime, path
+    return None
+
+
+def looks_like(record: dict[str, Any]) -> bool:
+    """Whether a parsed line has the shape of a Codex rollout record."""
+    return isinstance(record.get("payload"), dict) and isinstance(record.get("type"), str)
+
+
+# --------------------------------------------------------------------------- record reading
+
+
+def _plan(raw: Any) -> list[dict[str, str]] | None:
+    return todo_list(raw, "step")
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)
+        )
+    return ""
+
+
+def _output_failure(output: Any) -> tuple[int, str] | None:
+    """(exit code, output text) when a function_call_output reports a failed command."""
+    text = _text_of(output)
+    if not text:
+        return None
+    stripped = text.lstrip()
+    if stripped.startswith("{"):
+        try:
+            data = json.loads(stripped)
+        except ValueError:
+            data = None
+        if isinstance(data, dict):
+            metadata = data.get("metadata")
+            code = metadata.get("exit_code") if isinstance(metadata, dict) else None
+            if isinstance(code, int) and not isinstance(code, bool):
+                return (code, _text_of(data.get("output"))) if code != 0 else None
+    lines = text.splitlines()
+    for index, line in enumerate(lines[:6]):
+        match = _EXIT_LINE.match(line.strip())
+        if match:
+            code = int(match.group(1))
+            if code == 0:
+                return None
+            body = lines[index + 1 :]
+            for at, rest in enumerate(body):  # "Output:" starts the command's own output
+                if rest.strip() == "Output:":
+                    body = body[at + 1 :]
+                    break
+            return code, "\n".join(body)
+    return None
+
+
+class _Reader:
+    """Accumulates facts from rollout records seen newest first."""
+
+    def __init__(self) -> None:
+        self.todos: list[dict[str, str]] | None = None
+        self.errors: list[dict[str, Any]] = []  # newest first while reading
+        self.error_calls: set[str] = set()
+        self.pending_names: dict[str, list[dict[str, Any]]] = {}
+        self.request: str | None = None
+        self.fallback_request: str | None = None
+        self.updated_at: str | None = None
+        self.session_id: str | None = None
+        self.total: int | None = None
+        self.last_context: int | None = None
+        self.compacted = 0
+        self.compact_events = 0
+        self.compaction_at: str | None = None
+
+    def satisfied(self) -> bool:
+        return self.todos is not None and self.request is not None and self.last_context is not None
+
+    def take(self, record: dict[str, Any]) -> None:
+        at = iso_time(record.get("timestamp"))
+        if self.updated_at is None:
+            self.updated_at = at
+        kind = record.get("type")
+        payload = record.get("payload")
+        if kind not in _KNOWN_TYPES or not isinstance(payload, dict):
+            return
+        if kind == "session_meta":
+            meta = _meta(record)
+            if meta is not None and isinstance(meta.get("id"), str):
+                self.session_id = meta["id"]
+        elif kind == "compacted":
+            self.compacted += 1
+            self.compaction_at = self.compaction_at or at
+        elif kind == "event_msg":
+            self._event(payload, at)
+        elif kind == "response_item":
+            self._item(payload, at)
+
+    def _event(self, payload: dict[str, Any], at: str | None) -> None:
+        kind = payload.get("type")
+        if kind == "user_message" and self.request is None:
+            message = payload.get("message")
+            if isinstance(message, str) and message.strip():
+                self.request = message
+        elif kind == "token_count":
+            self._tokens(payload.get("info"))
+        elif kind == "context_compacted":
+            self.compact_events += 1
+            self.compaction_at = self.compaction_at or at
+        elif kind == "plan_update" and self.todos is None:
+            self.todos = _plan(payload.get("plan"))
+        elif kind == "exec_command_end":
+            code = payload.get("exit_code")
+            if isinstance(code, int) and not isinstance(code, bool) and code != 0:
+                text = ""
+                for key in ("stderr", "aggregated_output", "formatted_output", "stdout"):
+                    if _text_of(payload.get(key)).strip():
+                        text = _text_of(payload.get(key))
+                        break
+                self._error(payload.get("call_id"), code, text, at)
+        elif kind == "error":
+            message = payload.get("message")
+            if isinstance(message, str) and len(self.errors) < MAX_ERRORS:
+                line = error_line(message)
+                if line:
+                    self.errors.append({"tool": None, "message": line, "at": at})
+
+    def _tokens(self, info: Any) -> None:
+        if not isinstance(info, dict):
+            return
+        total_usage = info.get("total_token_usage")
+        if self.total is None and isinstance(total_usage, dict):
+            total = total_usage.get("total_tokens")
+            if isinstance(total, int) and not isinstance(total, bool):
+                self.total = total
+            else:
+                self.total = int_or_zero(total_usage.get("input_tokens")) + int_or_zero(
+                    total_usage.get("output_tokens")
+                )
+        last = info.get("last_token_usage")
+        if self.last_context is None and isinstance(last, dict):
+            prompt = int_or_zero(last.get("input_tokens"))
+            if prompt > 0:
+                self.last_context = prompt
+
+    def _item(self, payload: dict[str, Any], at: str | None) -> None:
+        kind = payload.get("type")
+        if kind == "function_call":
+            name = payload.get("name")
+            name_errors(self.pending_names, payload.get("call_id"), name)
+            if name == "update_plan" and self.todos is None:
+                self.todos = self._plan_arguments(payload.get("arguments"))
+        elif kind in ("function_call_output", "custom_tool_call_output"):
+            failure = _output_failure(payload.get("output"))
+            if failure is not None:
+                self._error(payload.get("call_id"), failure[0], failure[1], at)
+        elif kind in ("custom_tool_call", "local_shell_call"):
+            name = payload.get("name") if kind == "custom_tool_call" else "local_shell"
+            name_errors(self.pending_names, payload.get("call_id"), name)
+        elif kind == "compaction":
+            self.compact_events += 1
+            self.compaction_at = self.compaction_at or at
+        elif kind == "message" and payload.get("role") == "user" and self.fallback_request is None:
+            text = _text_of(payload.get("content")).strip()
+            # context Codex injects as user messages (environment, AGENTS.md) starts with a tag
+            if text and not text.startswith(("<", "# AGENTS.md")):
+                self.fallback_request = text
+
+    @staticmethod
+    def _plan_arguments(arguments: Any) -> list[dict[str, str]] | None:
+        data = arguments
+        if isinstance(arguments, str):
+            try:
+                data = json.loads(arguments)
+            except ValueError:
+                return None
+        return _plan(data.get("plan")) if isinstance(data, dict) else None
+
+    def _error(self, call_id: Any, code: int, text: str, at: str | None) -> None:
+        if isinstance(call_id, str):
+            if call_id in self.error_calls:  # reported both as an event and as the output
+                return
+            self.error_calls.add(call_id)
+        if len(self.errors) >= MAX_ERRORS:
+            return
+        line = error_line(text)
+        message = f"exit code {code}: {line}" if line else f"exit code {code}"
+        error: dict[str, Any] = {"tool": None, "message": clip(message, 200), "at": at}
+        self.errors.append(error)
+        if isinstance(call_id, str):  # named when its call is met further back
+            self.pending_names.setdefault(call_id, []).append(error)
+
+
+def read_rollout(
+    path: Path, *, cap: int = tail.DEFAULT_CAP, min_bytes: int = tail.DEFAULT_MIN
+) -> dict[str, Any]:
+    """The ``transcript`` dict for one Codex rollout file (never raises on odd content)."""
+    result = empty_result(AGENT, path)
+    notes: list[str] = result["notes"]
+    reader = _Reader()
+    try:
+        stats = tail.read_backward(path, reader, cap=cap, min_bytes=min_bytes)
+    except OSError as exc:
+        notes.append(clip(f"could not read the Codex rollout {path}: {exc}", 300))
+        return result
+    session_id = reader.session_id
+    if session_id is None:
+        meta = _meta(tail.first_record(path))
+        if meta is not None and isinstance(meta.get("id"), str):
+            session_id = meta["id"]
+    if session_id is None:
+        match = _SESSION_ID.search(path.name)
+        session_id = match.group(1) if match else path.stem
+    request = reader.request or reader.fallback_request
+    result["session_id"] = clip(session_id, 100)
+    result["updated_at"] = reader.updated_at or mtime_iso(path)
+    result["todos"] = reader.todos
+    result["tool_errors"] = list(reversed(reader.errors))
+    result["last_request"] = clip(request, MAX_REQUEST_CHARS) if request else None
+    result["tokens"] = {"total": reader.total, "last_context": reader.last_context}
+    result["compactions"] = {
+        "count": max(reader.compacted, reader.compact_events),
+        "last_at": reader.compaction_at,
+    }
+    if not stats.reached_start:
+        notes.append(
+            f"read the last {tail.mib(stats.bytes_read)} of {tail.mib(stats.size)}: "
+            "the compaction count covers that part only"
+        )
+        if reader.todos is None:
+            notes.append(f"no plan in the last {tail.mib(stats.bytes_read)} of the rollout")
+    if stats.broken_lines:
+        notes.append(f"skipped {stats.broken_lines} unreadable line(s) of the rollout")
+    return result

@@ -1,0 +1,197 @@
+"""The one way resume-kit runs git: argv lists, no optional locks, a cleaned environment, and
+no program that the repository's configuration names.
+
+Leaked ``GIT_DIR``/``GIT_INDEX_FILE``/``GIT_WORK_TREE`` (set by git while it runs a hook) are
+removed so a command aimed at a work tree never acts on another repository by accident.
+
+A repository's ``.git/config`` is as hostile as its files (docs/security.md). Every setting
+that makes git start a program is overridden here, for every git command resume-kit runs:
+
+* ``core.fsmonitor`` (run on every index read), ``log.showSignature`` (gpg),
+  ``status.submoduleSummary``, auto gc and maintenance, and transports (``protocol.allow``,
+  ``GIT_NO_LAZY_FETCH``: a partial clone would fetch missing objects through ``core.sshCommand``
+  or a credential helper) - :data:`SAFE_CONFIG`, as ``-c`` options, which outrank every config
+  file and every ``include.path``/``includeIf`` file; the pager (``--no-pager``);
+* ``diff.external`` and ``diff.<driver>.command|textconv`` (``--no-ext-diff --no-textconv``) and
+  submodule descent, which runs git inside a submodule with that submodule's own config
+  (``--ignore-submodules=dirty``: only a submodule's recorded commit is compared) - added to
+  ``status``/``diff``/``log``/``show`` by :data:`SUBCOMMAND_OPTIONS`;
+* ``filter.<driver>.clean|smudge|process`` (run by ``status`` and ``diff`` on files whose stat
+  data changed): the drivers the configuration defines are read with ``git config
+  --get-regexp`` (reading runs nothing) and each is overridden with empty commands.
+
+resume-kit runs no git command that fires hooks (``core.hooksPath``) on its own, no network
+command, and ``git interpret-trailers`` (whose ``trailer.<key>.command`` would run) only outside
+the repository (:mod:`resume_kit.integrations.hook_entry`). ``tests/test_security_hooks.py`` proves it.
+
+git runs through :mod:`subprocess` directly, as pre-commit does: GitPython's runner merges the
+environment it is given into ``os.environ``, so it cannot remove an inherited ``GIT_DIR``, and
+its import alone costs ~60 ms on the hook and brief paths.
+"""
+
+from __future__ import annotations
+
+import os
+
+from resume_kit.infra.errors import ResumeKitError
+
+# Paths are os.PathLike (a pathlib.Path is one) so that importing this module costs neither
+# pathlib nor typing: the prepare-commit-msg hook imports it on every commit.
+
+LEAKED_GIT_VARS = (
+    "GIT_DIR",
+    "GIT_INDEX_FILE",
+    "GIT_WORK_TREE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_PREFIX",
+)
+
+# Settings that would make git run a program, each switched off (see the module docstring).
+SAFE_CONFIG = (
+    "core.fsmonitor=false",
+    "log.showSignature=false",
+    "status.submoduleSummary=false",
+    "gc.auto=0",
+    "maintenance.auto=false",
+    "protocol.allow=never",
+)
+# Options of the subcommands that read file contents or descend into submodules.
+_DIFF_OPTIONS = ("--no-ext-diff", "--no-textconv", "--ignore-submodules=dirty")
+SUBCOMMAND_OPTIONS: dict[str, tuple[str, ...]] = {
+    "status": ("--ignore-submodules=dirty",),
+    "diff": _DIFF_OPTIONS,
+    "log": ("--no-show-signature", *_DIFF_OPTIONS[:2]),
+    "show": ("--no-show-signature", *_DIFF_OPTIONS[:2]),
+}
+# Subcommands that may hash work-tree files, and so run a clean filter.
+_FILTERED = frozenset({"status", "diff"})
+_FILTER_KEYS = ("clean", "smudge", "process")
+# Global options that take their value as the next argument.
+_GLOBAL_WITH_VALUE = frozenset({"-c", "-C", "--git-dir", "--work-tree", "--namespace"})
+
+
+def clean_git_env(base: dict[str, str] | None = None) -> dict[str, str]:
+    """A copy of the environment with leaked repository variables removed."""
+    env = dict(os.environ if base is None else base)
+    for name in LEAKED_GIT_VARS:
+        env.pop(name, None)
+    env["GIT_OPTIONAL_LOCKS"] = "0"
+    env.setdefault("LC_ALL", "C")
+    env["GIT_TERMINAL_PROMPT"] = "0"
+    env["GIT_PAGER"] = "cat"
+    env["GIT_NO_LAZY_FETCH"] = "1"
+    return env
+
+
+class GitFailed(Exception):
+    def __init__(self, args: list[str], status: int, stderr: str):
+        super().__init__(f"git {' '.join(args)} exited {status}: {stderr.strip()}")
+        self.status = status
+        self.stderr = stderr
+
+
+class UnsafeGitConfig(ResumeKitError):
+    """The repository's git configuration names a program resume-kit cannot switch off."""
+
+
+def safe_config_args() -> list[str]:
+    """``-c KEY=VALUE`` for every entry of :data:`SAFE_CONFIG`."""
+    out: list[str] = []
+    for item in SAFE_CONFIG:
+        out += ["-c", item]
+    return out
+
+
+def _subcommand_index(args: tuple[str, ...]) -> int | None:
+    skip = False
+    for index, arg in enumerate(args):
+        if skip:
+            skip = False
+        elif arg in _GLOBAL_WITH_VALUE:
+            skip = True
+        elif not arg.startswith("-"):
+            return index
+    return None
+
+
+_filter_cache: dict[str, list[str]] = {}
+
+
+def filter_overrides(cwd: os.PathLike[str]) -> list[str]:
+    """``-c filter.<driver>.clean=`` (and smudge, process; ``required=false``) for every filter
+    driver the configuration seen from ``cwd`` defines, so git runs none of them. Read once per
+    directory and process: ``git config`` only reads files."""
+    import subprocess
+
+    key = os.fspath(cwd)
+    cached = _filter_cache.get(key)
+    if cached is not None:
+        return cached
+    proc = subprocess.run(
+        ["git", *safe_config_args(), "config", "-z", "--get-regexp", r"^filter\."],
+        cwd=cwd,
+        env=clean_git_env(),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        check=False,
+    )
+    drivers: dict[str, None] = {}
+    for record in proc.stdout.split(b"\0"):
+        name = record.split(b"\n", 1)[0].decode("utf-8", "surrogateescape")
+        section, dot, _ = name.rpartition(".")
+        if dot and section.startswith("filter."):
+            drivers[section[len("filter.") :]] = None
+    overrides: list[str] = []
+    for driver in drivers:
+        if "=" in driver:
+            # `-c` splits at the first "=": such a driver cannot be switched off, so no git
+            # command that could run it may start.
+            raise UnsafeGitConfig(
+                f"the git configuration defines a filter driver named {driver!r}, which "
+                "resume-kit cannot switch off: no git command was run",
+                hint=f"remove the filter.{driver}.* settings (git config --list --show-origin)",
+            )
+        for item in _FILTER_KEYS:
+            overrides += ["-c", f"filter.{driver}.{item}="]
+        overrides += ["-c", f"filter.{driver}.required=false"]
+    _filter_cache[key] = overrides
+    return overrides
+
+
+def git_argv(cwd: os.PathLike[str], args: tuple[str, ...]) -> list[str]:
+    """The full argv for ``git ARGS`` in ``cwd`` with every safety override in place."""
+    argv = ["git", "--no-optional-locks", "--no-pager", *safe_config_args()]
+    index = _subcommand_index(args)
+    if index is None:
+        return [*argv, *args]
+    sub = args[index]
+    if sub in _FILTERED:
+        argv += filter_overrides(cwd)
+    return [*argv, *args[: index + 1], *SUBCOMMAND_OPTIONS.get(sub, ()), *args[index + 1 :]]
+
+
+def run_git_bytes(
+    cwd: os.PathLike[str], *args: str, check: bool = True
+) -> tuple[int, bytes, bytes]:
+    """Run git ARGS (see :func:`git_argv`) in ``cwd``; return (status, stdout, stderr)."""
+    import subprocess
+
+    argv = git_argv(cwd, args)
+    proc = subprocess.run(
+        argv,
+        cwd=cwd,
+        env=clean_git_env(),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        check=False,
+    )
+    if check and proc.returncode != 0:
+        raise GitFailed(list(args), proc.returncode, proc.stderr.decode("utf-8", "replace"))
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def run_git(cwd: os.PathLike[str], *args: str, check: bool = True) -> str:
+    """Like :func:`run_git_bytes` but decoded as UTF-8 (with surrogate escapes) and stripped."""
+    _, out, _ = run_git_bytes(cwd, *args, check=check)
+    return out.decode("utf-8", "surrogateescape").strip()

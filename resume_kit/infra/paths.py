@@ -1,0 +1,165 @@
+"""Where things live: the git work tree and the ``.resume-kit/`` folder inside it (SPEC 2)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from resume_kit.infra.errors import NotARepositoryError
+
+STATE_DIR = ".resume-kit"
+GITIGNORE_BODY = "# written by resume-kit: tool-owned state is never committed\nsnapshots/\nruns/\nhistory/\n*.lock\ncache/\n*.tmp\n"
+
+
+# Everything resume-kit reads or writes in .resume-kit/ by a fixed name (find_layout checks all).
+_STATE_PATHS = (
+    ("progress.yaml",),
+    ("progress.yaml.lock",),
+    ("config.yaml",),
+    ("templates",),
+    ("snapshots",),
+    ("runs",),
+    ("history",),
+    ("cache",),
+    ("running",),
+    (".gitignore",),
+)
+
+
+@dataclass(frozen=True)
+class Layout:
+    root: Path  # top of the (current) work tree
+    git_dir: Path  # this worktree's git dir
+    git_common_dir: Path  # shared git dir (differs from git_dir in linked worktrees)
+
+    def _state(self, *parts: str) -> Path:
+        """A path in ``.resume-kit/``, every component from the work tree down checked: a
+        symlink anywhere (the folder itself included) is refused with one line, never
+        followed. The one check all state paths go through (docs/security.md)."""
+        from resume_kit.infra.safefs import contained
+
+        return contained(self.root, "/".join((STATE_DIR, *parts)))
+
+    @property
+    def state_dir(self) -> Path:
+        return self._state()
+
+    @property
+    def progress(self) -> Path:
+        return self._state("progress.yaml")
+
+    @property
+    def config(self) -> Path:
+        return self._state("config.yaml")
+
+    @property
+    def templates(self) -> Path:
+        return self._state("templates")
+
+    @property
+    def snapshots(self) -> Path:
+        return self._state("snapshots")
+
+    @property
+    def runs(self) -> Path:
+        return self._state("runs")
+
+    @property
+    def history(self) -> Path:
+        return self._state("history")
+
+    @property
+    def cache(self) -> Path:
+        """The repository's ``cache/`` folder: arrives with a clone, so no cache is read from
+        it (see :attr:`user_cache`)."""
+        return self._state("cache")
+
+    @property
+    def running(self) -> Path:
+        """Where the claims of units being verified are held (``<id>.lock``)."""
+        return self._state("running")
+
+    @property
+    def user_cache(self) -> Path:
+        """This work tree's cache folder in the user's cache directory (created 0700): the
+        one place for caches that decide what runs or what the brief says."""
+        from resume_kit.infra.cachedir import ensure_private, worktree_cache
+
+        return Path(ensure_private(worktree_cache(str(self.root), str(self.git_common_dir))))
+
+    @property
+    def gitignore(self) -> Path:
+        return self._state(".gitignore")
+
+    def check_state(self) -> None:
+        """Refuse a work tree whose ``.resume-kit/`` (or anything resume-kit keeps in it) is a
+        symlink, before any command reads, writes or runs anything there."""
+        for parts in _STATE_PATHS:
+            self._state(*parts)
+
+    def rel(self, path: Path) -> str:
+        """``path`` relative to the work tree root, with forward slashes."""
+        try:
+            return path.resolve().relative_to(self.root).as_posix()
+        except ValueError:
+            return str(path)
+
+
+def as_posix(path: str) -> str:
+    """``Path(path).as_posix()``; a path already in that form (the usual case) is returned as
+    it is, without building a Path (snapshots handle thousands of declared paths)."""
+    if (
+        path
+        and path != "."
+        and not path.startswith("./")
+        and not path.endswith(("/", "/."))
+        and "//" not in path
+        and "/./" not in path
+    ):
+        return path
+    return Path(path).as_posix()
+
+
+def find_layout(start: Path | None = None) -> Layout:
+    """Discover the work tree containing ``start`` (default: the current directory)."""
+    from resume_kit.infra.gitcmd import GitFailed, run_git
+
+    try:
+        cwd = Path.cwd() if start is None else start
+    except FileNotFoundError:
+        raise NotARepositoryError(
+            "the current directory no longer exists",
+            hint="cd into your repository and run the command again",
+        ) from None
+    if not cwd.is_dir():
+        raise NotARepositoryError(f"{cwd} is not a directory", hint="run inside a git work tree")
+    try:
+        out = run_git(
+            cwd,
+            "rev-parse",
+            "--path-format=absolute",
+            "--show-toplevel",
+            "--git-dir",
+            "--git-common-dir",
+        )
+    except GitFailed as exc:
+        detail = exc.stderr.strip().splitlines()[-1] if exc.stderr.strip() else "git failed"
+        raise NotARepositoryError(
+            f"not inside a git work tree ({detail})",
+            hint="run resume-kit inside a git repository (create one with `git init`)",
+        ) from None
+    except FileNotFoundError:
+        raise NotARepositoryError(
+            "git is not installed or not on PATH", hint="install git and try again"
+        ) from None
+    lines = out.splitlines()
+    if len(lines) < 3 or not lines[0]:
+        raise NotARepositoryError(
+            "not inside a git work tree (a bare repository or a .git folder)",
+            hint="run resume-kit from a checked-out work tree",
+        )
+    root, git_dir, common = (Path(os.path.realpath(line)) for line in lines[:3])
+    layout = Layout(root=root, git_dir=git_dir, git_common_dir=common)
+    layout.check_state()
+    return layout

@@ -1,0 +1,199 @@
+"""Safe file access inside a repository that may be hostile (docs/security.md).
+
+Everything under the work tree arrived with the repository, symlinks included. These helpers
+are the one way resume-kit touches such paths:
+
+* :func:`contained` walks a path below a trusted root one component at a time with ``lstat``
+  and refuses a symlink anywhere on the way, ``..`` that climbs out, or an absolute path that
+  is not below the root;
+* :func:`open_regular` opens a file without following a final symlink (``O_NOFOLLOW``), never
+  blocks on a FIFO or device (``O_NONBLOCK``) and checks on the open descriptor that it is a
+  regular file, so there is no window between the check and the read.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+
+from resume_kit.infra.errors import ResumeKitError
+
+TYPE_CHECKING = False  # not typing's: pathlib and typing cost the commit hook ~20 ms
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import BinaryIO
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+
+
+class UnsafePath(ResumeKitError):
+    """A path that leaves the work tree or goes through a symlink where resume-kit keeps
+    state: refused, never followed (exit 2; hooks report it on stderr and exit 0)."""
+
+
+class NotARegularFile(OSError):
+    """A FIFO, device, socket, folder or symlink where a file was expected."""
+
+    def __init__(self, path: Path | str, kind: str):
+        super().__init__(f"not a regular file ({kind})")
+        self.path = str(path)
+        self.kind = kind
+
+
+class FileTooLarge(OSError):
+    def __init__(self, path: Path | str, size: int, limit: int):
+        super().__init__(f"larger than {limit} bytes")
+        self.path, self.size, self.limit = str(path), size, limit
+
+
+def file_kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISLNK(mode):
+        return "a symlink"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a file"
+
+
+def contained(root: Path, path: Path | str, *, missing_ok: bool = True) -> Path:
+    """``path`` (relative to ``root`` or absolute) as an absolute path below ``root``, checked
+    component by component: no symlink on the way (the last component included), no ``..``
+    that climbs above ``root``. Components that do not exist yet are fine when ``missing_ok``.
+
+    Raises :class:`UnsafePath`. ``root`` itself is trusted (the caller resolved it).
+    """
+    from pathlib import Path
+
+    root = Path(root)
+    raw = Path(path)
+    if raw.is_absolute():
+        try:
+            raw = raw.relative_to(root)
+        except ValueError:
+            raise UnsafePath(
+                f"{path} is outside the work tree {root}",
+                hint="use a path inside the repository",
+            ) from None
+    parts: list[str] = []
+    for part in raw.parts:
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if not parts:
+                raise UnsafePath(
+                    f"{path} climbs out of the work tree {root}",
+                    hint="use a path inside the repository",
+                )
+            parts.pop()
+            continue
+        parts.append(part)
+    current = root
+    for index, part in enumerate(parts):
+        current = current / part
+        try:
+            info = os.lstat(current)
+        except FileNotFoundError:
+            if missing_ok:
+                return root.joinpath(*parts)
+            raise
+        if stat.S_ISLNK(info.st_mode):
+            shown = "/".join(parts[: index + 1])
+            raise UnsafePath(
+                f"{shown} is a symlink; resume-kit does not follow symlinks here",
+                hint=f"replace {shown} with a real file or folder (it may have come with the repository)",
+            )
+    return root.joinpath(*parts)
+
+
+def open_regular(path: Path | str, *, follow: bool = False) -> BinaryIO:
+    """Open ``path`` for reading only if it is a regular file.
+
+    A final symlink is refused unless ``follow`` (for paths the user owns, such as files in
+    their home directory that they chose to link). The open never blocks and the type is
+    checked on the descriptor. Raises :class:`NotARegularFile` or the usual ``OSError``.
+    """
+    flags = os.O_RDONLY | _NONBLOCK | _CLOEXEC | (0 if follow else _NOFOLLOW)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if not follow and exc.errno == errno.ELOOP:
+            raise NotARegularFile(path, "a symlink") from None
+        raise
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise NotARegularFile(path, file_kind(info.st_mode))
+        if _NONBLOCK:
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_regular(path: Path | str, limit: int, *, follow: bool = False) -> bytes:
+    """The bytes of a regular file of at most ``limit`` bytes (:class:`FileTooLarge` beyond)."""
+    with open_regular(path, follow=follow) as handle:
+        data = handle.read(limit + 1)
+        if len(data) > limit:
+            size = os.fstat(handle.fileno()).st_size
+            raise FileTooLarge(path, max(size, len(data)), limit)
+    return data
+
+
+def escapes(pattern: str) -> str | None:
+    """Why a path or glob written in config.yaml or a unit obviously leaves the work tree (an
+    absolute path, or a ``..`` that climbs above the root), or None. ``**`` may match no
+    folder, so it climbs nothing back. Paths that leave only through a symlink are caught when
+    read (:func:`contained`)."""
+    text = pattern.replace("\\", "/") if os.sep == "\\" else pattern
+    if text.startswith("/") or os.path.isabs(pattern) or (os.sep == "\\" and text[1:3] == ":/"):
+        return "is an absolute path"
+    depth = 0
+    for part in text.split("/"):
+        if part == "..":
+            depth -= 1
+            if depth < 0:
+                return "climbs out of the work tree with '..'"
+        elif part not in ("", ".", "**"):
+            depth += 1
+    return None
+
+
+def inside(root: str, rel: str, folders: dict[str, bool] | None = None) -> str | None:
+    """``root/rel`` when ``rel`` stays below ``root`` and no folder on the way is a symlink,
+    else None. Unlike :func:`contained` the last component may be anything: callers ``lstat``
+    it and never follow it (a fingerprint hashes a link's text). ``folders`` remembers checked
+    folder prefixes across calls; it is the hot path of fingerprints over thousands of units."""
+    if escapes(rel) is not None:
+        return None
+    normal = os.path.normpath(rel)
+    if normal in (".", "..") or normal.startswith(".." + os.sep):
+        return None
+    memo = {} if folders is None else folders
+    parent = os.path.dirname(normal)
+    start = 0
+    while parent and start <= len(parent):
+        end = parent.find(os.sep, start)
+        prefix = parent if end < 0 else parent[:end]
+        safe = memo.get(prefix)
+        if safe is None:
+            try:
+                mode = os.lstat(os.path.join(root, prefix)).st_mode
+            except OSError:
+                mode = 0  # missing: nothing below it exists either
+            safe = memo[prefix] = stat.S_ISDIR(mode)
+        if not safe:
+            return None
+        if end < 0:
+            break
+        start = end + 1
+    return os.path.join(root, normal)

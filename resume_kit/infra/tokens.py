@@ -1,0 +1,254 @@
+"""Token counting with tiktoken's cl100k_base, offline, loaded only when a count is needed.
+
+The encoding's ranks come from ``resume_kit/data/cl100k_base.tiktoken``, OpenAI's published
+file (:data:`CL100K_URL`) shipped inside this package and checked against its published
+SHA-256 (:data:`CL100K_SHA256`) on every load; the encoding is built with
+``tiktoken.Encoding`` directly, with no ``tiktoken_ext`` plugin. Provenance and licence:
+``resume_kit/data/NOTICE``. If the bundled file is missing or damaged, a file already in
+``TIKTOKEN_CACHE_DIR`` is used when it has the same SHA-256. Nothing here ever downloads: if
+neither loads, :class:`TokenizerUnavailable` says so.
+
+Loading costs about 0.1 s, more than building most briefs, so callers ask :func:`fits` first:
+a text of at most ``budget`` UTF-8 bytes cannot hold more than ``budget`` tokens (every
+cl100k token is at least one byte), and then the encoding is never loaded. When a count will
+be needed, :func:`preload` starts the loading in a thread while the caller waits for other
+things (git). Parsing the bundled file's 100,000 base64 lines is a third of the cost: the
+parsed ranks are kept in the user's cache folder in a compact checksummed form
+(:data:`RANKS_CACHE_NAME`) that records the SHA-256 of the file it was parsed from, rebuilt
+whenever it is missing, damaged or from another file.
+"""
+
+from __future__ import annotations
+
+import binascii
+import contextlib
+import hashlib
+import itertools
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+from resume_kit.infra.errors import ResumeKitError
+
+ENCODING_NAME = "cl100k_base"
+DATA_FILE_NAME = "cl100k_base.tiktoken"
+CL100K_URL = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
+CL100K_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
+# tiktoken's cache file name: the SHA-1 of CL100K_URL.
+CL100K_CACHE_KEY = "9b5ad71b2ce5302211f9c61530b329a4922fc6a4"
+# The pattern, special tokens, URL and hash are cl100k_base's as tiktoken_ext/openai_public.py
+# (tiktoken 0.14.0, MIT licence, Copyright (c) 2022 OpenAI, Shantanu Jain) defines them;
+# tests/test_tokens_data.py checks them against the installed tiktoken.
+_CL100K_PATTERN = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
+    r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+)
+_SPECIAL_TOKENS = {
+    "<|endoftext|>": 100257,
+    "<|fim_prefix|>": 100258,
+    "<|fim_middle|>": 100259,
+    "<|fim_suffix|>": 100260,
+    "<|endofprompt|>": 100276,
+}
+
+RANKS_CACHE_NAME = f"cl100k_base-{CL100K_SHA256[:16]}.ranks"
+_RANKS_MAGIC = b"RKRANKv2"
+# Bounds for reads that never hang or flood memory (the real files: 1.7 MB and 0.75 MB).
+_DATA_FILE_LIMIT = 16 << 20
+_RANKS_CACHE_LIMIT = 8 << 20
+
+_lock = threading.Lock()
+_encoding: Any = None
+_preloader: threading.Thread | None = None
+
+
+class TokenizerUnavailable(ResumeKitError):
+    """Neither the bundled nor a cached cl100k_base encoding could be loaded."""
+
+
+def data_file() -> Path:
+    """The bundled ``cl100k_base.tiktoken`` (found from the package, wherever this module is)."""
+    import resume_kit
+
+    return Path(resume_kit.__file__).parent / "data" / DATA_FILE_NAME
+
+
+def verified_data(path: Path) -> bytes:
+    """The bytes of the cl100k_base file at ``path``; ValueError unless they have the
+    published SHA-256."""
+    from resume_kit.infra.safefs import read_regular
+
+    data = read_regular(path, _DATA_FILE_LIMIT, follow=True)
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != CL100K_SHA256:
+        raise ValueError(
+            f"{path} has SHA-256 {digest}, not cl100k_base's published {CL100K_SHA256}"
+        )
+    return data
+
+
+def parse_tiktoken_bpe(data: bytes) -> dict[bytes, int]:
+    """The ranks of a ``.tiktoken`` file: one ``base64-token rank`` pair a line."""
+    ranks: dict[bytes, int] = {}
+    for line in data.splitlines():
+        if line:
+            token, rank = line.split()
+            ranks[binascii.a2b_base64(token)] = int(rank)
+    return ranks
+
+
+def pack_ranks(ranks: dict[bytes, int], source: str = CL100K_SHA256) -> bytes | None:
+    """Ranks 0..n-1 as magic, the SHA-256 of the ``.tiktoken`` file they were parsed from
+    (``source``, hex), the SHA-256 of the body, then the body: count, one length byte per
+    token and the tokens themselves. None when the ranks do not have that shape."""
+    ordered = sorted(ranks.items(), key=lambda item: item[1])
+    if any(rank != i or len(token) > 255 for i, (token, rank) in enumerate(ordered)):
+        return None
+    body = (
+        len(ordered).to_bytes(4, "big")
+        + bytes(len(token) for token, _ in ordered)
+        + b"".join(token for token, _ in ordered)
+    )
+    return _RANKS_MAGIC + bytes.fromhex(source) + hashlib.sha256(body).digest() + body
+
+
+def unpack_ranks(data: bytes, source: str = CL100K_SHA256) -> dict[bytes, int] | None:
+    """The ranks :func:`pack_ranks` packed from the file whose SHA-256 is ``source``, or None
+    for anything damaged or packed from another file."""
+    header = len(_RANKS_MAGIC)
+    if not data.startswith(_RANKS_MAGIC) or len(data) < header + 68:
+        return None
+    if data[header : header + 32] != bytes.fromhex(source):
+        return None
+    digest, body = data[header + 32 : header + 64], data[header + 64 :]
+    if hashlib.sha256(body).digest() != digest:
+        return None
+    count = int.from_bytes(body[:4], "big")
+    lengths, blob = body[4 : 4 + count], body[4 + count :]
+    if len(lengths) != count or sum(lengths) != len(blob):
+        return None
+    ends = list(itertools.accumulate(lengths))
+    starts = [0, *ends[:-1]]
+    tokens = [blob[a:b] for a, b in zip(starts, ends, strict=True)]
+    return dict(zip(tokens, range(count), strict=True))
+
+
+def _ranks_cache() -> Path:
+    from resume_kit.infra.cachedir import user_cache_root
+
+    return Path(user_cache_root()) / RANKS_CACHE_NAME
+
+
+def _bundled_ranks() -> dict[bytes, int]:
+    """The bundled file's ranks (its SHA-256 checked first): from our cache, else parsed and
+    cached."""
+    data = verified_data(data_file())
+    from resume_kit.infra.safefs import read_regular
+
+    cache: Path | None = None
+    try:
+        cache = _ranks_cache()
+        cached = unpack_ranks(read_regular(cache, _RANKS_CACHE_LIMIT, follow=True))
+        if cached is not None:
+            return cached
+    except Exception:  # no cache folder, unreadable, damaged: parse the bundled file
+        pass
+    ranks = parse_tiktoken_bpe(data)
+    packed = pack_ranks(ranks)
+    if cache is not None and packed is not None:
+        from resume_kit.infra.store import atomic_write
+
+        with contextlib.suppress(Exception):  # a read-only home: parse again next time
+            atomic_write(cache, packed)
+    return ranks
+
+
+def _build(ranks: dict[bytes, int]) -> Any:
+    import tiktoken
+
+    return tiktoken.Encoding(
+        name=ENCODING_NAME,
+        pat_str=_CL100K_PATTERN,
+        mergeable_ranks=ranks,
+        special_tokens=_SPECIAL_TOKENS,
+    )
+
+
+def _from_bundled_file() -> Any:
+    return _build(_bundled_ranks())
+
+
+def _from_tiktoken_cache() -> Any:
+    """Build the encoding from a file already in ``TIKTOKEN_CACHE_DIR``; never downloads."""
+    cache_dir = os.environ.get("TIKTOKEN_CACHE_DIR") or os.environ.get("DATA_GYM_CACHE_DIR")
+    if not cache_dir:
+        raise FileNotFoundError("TIKTOKEN_CACHE_DIR is not set")
+    return _build(parse_tiktoken_bpe(verified_data(Path(cache_dir) / CL100K_CACHE_KEY)))
+
+
+def encoding() -> Any:
+    """The cl100k_base encoding, loaded once per process."""
+    global _encoding
+    if _encoding is not None:
+        return _encoding
+    with _lock:
+        if _encoding is None:
+            problems: list[str] = []
+            for loader in (_from_bundled_file, _from_tiktoken_cache):
+                try:
+                    _encoding = loader()
+                    break
+                except Exception as exc:  # any failure: try the next source, never download
+                    problems.append(f"{loader.__name__.strip('_')}: {type(exc).__name__}: {exc}")
+            else:
+                raise TokenizerUnavailable(
+                    "cannot load the cl100k_base token encoding offline ("
+                    + "; ".join(problems)
+                    + ")",
+                    hint=f"reinstall resume-kit (it ships {DATA_FILE_NAME} in resume_kit/data/), "
+                    f"or put the cl100k_base file in TIKTOKEN_CACHE_DIR as {CL100K_CACHE_KEY}",
+                )
+    return _encoding
+
+
+def _load_quietly() -> None:
+    with contextlib.suppress(Exception):  # the caller's own encoding() call reports it
+        encoding()
+
+
+def preload() -> None:
+    """Start loading the encoding in a thread (once); :func:`encoding` waits for it."""
+    global _preloader
+    with _lock:
+        if _encoding is not None or _preloader is not None:
+            return
+        _preloader = threading.Thread(target=_load_quietly, name="resume-kit-tokenizer")
+    _preloader.start()
+
+
+def count_tokens(text: str) -> int:
+    """The exact cl100k_base token count (special-token text counts as ordinary text)."""
+    if not text:
+        return 0
+    return len(encoding().encode(text, disallowed_special=()))
+
+
+def upper_bound(text: str) -> int:
+    """A bound no exact count can exceed: the UTF-8 length (each token is at least one byte)."""
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def fits(text: str, budget: int) -> bool:
+    """Whether ``text`` has at most ``budget`` tokens; loads the encoding only when it must."""
+    if upper_bound(text) <= budget:
+        return True
+    return count_tokens(text) <= budget
+
+
+def count_if_needed(text: str, budget: int) -> tuple[int, bool]:
+    """``(tokens, exact)``: the UTF-8 bound when it is within ``budget``, else the exact count."""
+    bound = upper_bound(text)
+    if bound <= budget:
+        return bound, False
+    return count_tokens(text), True

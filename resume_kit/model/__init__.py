@@ -1,0 +1,1 @@
+"""Pure data: the progress model, findings, typed workspace facts."""

@@ -1,0 +1,151 @@
+"""The progress model (SPEC 2): the typed units and actions, and picking the next unit.
+
+Validation and migration live in :mod:`resume_kit.progress_file.validate`, the YAML round trip in
+:mod:`resume_kit.progress_file.roundtrip`, and loading and saving the file in :mod:`resume_kit.progress_file.io`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass, field
+from typing import Literal
+
+from resume_kit.infra.errors import ProgressFileError
+
+SCHEMA_VERSION = 1
+STATUSES = ("todo", "in_progress", "done", "blocked")
+ACTION_STATUSES = ("success", "unknown", "failed")
+# \Z, not $: "$" also matches before a final newline, so "a\n" would pass as an id
+ID_PATTERN = re.compile(r"[a-z0-9][a-z0-9._-]*\Z")
+ID_PATTERN_TEXT = "[a-z0-9][a-z0-9._-]*"
+
+Status = Literal["todo", "in_progress", "done", "blocked"]
+
+TOP_KEYS = ("schema_version", "goal", "units", "actions", "notes")
+UNIT_KEYS = (
+    "id",
+    "title",
+    "status",
+    "verify",
+    "files",
+    "artifacts",
+    "after",
+    "evidence",
+    "last_failure",
+)
+EVIDENCE_KEYS = ("verified_at", "commit", "dirty", "fingerprint", "duration_s", "log")
+FAILURE_KEYS = ("at", "exit_code", "signature", "repeats", "excerpt")
+ACTION_KEYS = ("key", "description", "status", "at")
+
+
+@dataclass
+class Evidence:
+    verified_at: str
+    commit: str | None
+    dirty: bool
+    fingerprint: str
+    duration_s: float
+    log: str | None = None
+
+
+@dataclass
+class LastFailure:
+    at: str
+    exit_code: int
+    signature: str
+    repeats: int = 1
+    excerpt: str = ""
+
+
+@dataclass
+class Unit:
+    id: str
+    title: str
+    status: Status = "todo"
+    verify: str | None = None
+    files: list[str] = field(default_factory=list)
+    artifacts: list[str] = field(default_factory=list)
+    after: list[str] = field(default_factory=list)
+    evidence: Evidence | None = None
+    last_failure: LastFailure | None = None
+    line: int | None = field(default=None, compare=False, repr=False)
+
+
+@dataclass
+class Action:
+    key: str
+    description: str
+    status: Literal["success", "unknown", "failed"] = "success"
+    at: str | None = None
+
+
+@dataclass
+class Progress:
+    goal: str
+    units: list[Unit] = field(default_factory=list)
+    actions: list[Action] = field(default_factory=list)
+    notes: str | None = None
+    schema_version: int = SCHEMA_VERSION
+
+    def unit(self, unit_id: str) -> Unit | None:
+        for unit in self.units:
+            if unit.id == unit_id:
+                return unit
+        return None
+
+    def require_unit(self, unit_id: str) -> Unit:
+        unit = self.unit(unit_id)
+        if unit is None:
+            known = ", ".join(u.id for u in self.units[:8]) or "none"
+            raise ProgressFileError(
+                f"no unit with id '{unit_id}'",
+                hint=f"known ids: {known}{' …' if len(self.units) > 8 else ''} "
+                "(see `resume-kit status`)",
+            )
+        return unit
+
+    def counts(self) -> dict[str, int]:
+        counts = dict.fromkeys(STATUSES, 0)
+        for unit in self.units:
+            counts[unit.status] += 1
+        return counts
+
+
+def slugify(text: str) -> str:
+    """Lower-case ``text`` with every character outside ``[a-z0-9._-]`` turned into ``-``."""
+    slug = re.sub(r"[^a-z0-9._-]+", "-", text.lower())
+    return re.sub(r"-{2,}", "-", slug).strip("-._")
+
+
+def now_iso() -> str:
+    return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def pick_next(progress: Progress, unit_id: str | None = None) -> Unit | None:
+    """The unit to work on: ``unit_id``; else the first in progress; else the first ready todo."""
+    if unit_id is not None:
+        return progress.require_unit(unit_id)
+    for unit in progress.units:
+        if unit.status == "in_progress":
+            return unit
+    done = {u.id for u in progress.units if u.status == "done"}
+    for unit in progress.units:
+        if unit.status == "todo" and all(dep in done for dep in unit.after):
+            return unit
+    return None
+
+
+def why_next(progress: Progress, unit: Unit) -> str:
+    """A short reason why ``pick_next`` chose ``unit``."""
+    if unit.status == "in_progress":
+        if unit.last_failure:
+            return (
+                f"it is in progress and its last verification failed ({unit.last_failure.repeats}x)"
+            )
+        return "it is in progress"
+    if unit.status == "done":
+        return "it was asked for explicitly"
+    if unit.after:
+        return f"it is the first unit still to do whose dependencies ({', '.join(unit.after)}) are done"
+    return "it is the first unit still to do"

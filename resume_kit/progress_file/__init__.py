@@ -1,0 +1,1 @@
+"""progress.yaml and config.yaml: load, validate, migrate, round-trip, patch, save."""

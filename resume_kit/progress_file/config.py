@@ -1,0 +1,262 @@
+"""config.yaml (SPEC 7): optional settings, validated; unknown keys are an error naming the key.
+
+Two files share one schema: the user's own ``user_config_dir("resume-kit")/config.yaml`` and
+the repository's ``.resume-kit/config.yaml``, which arrives with a clone and so may not weaken
+anything for the person (docs/security.md): it cannot switch on network use (``summarize:
+anthropic``, ``summarize_model`` are the user's alone; a repository key for them is ignored
+with a one-line note), its limits are bounded (:data:`REPO_BOUNDS`), and no path in either
+file may point outside the work tree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from resume_kit.infra.errors import ConfigError
+from resume_kit.infra.paths import Layout
+
+DEFAULT_LOGS = ("*.log", "logs/**/*.log")
+TRANSCRIPT_KINDS = ("claude-code", "codex")
+SUMMARIZE_MODES = ("off", "anthropic")
+DEFAULT_SUMMARIZE_MODEL = "claude-haiku-4-5"
+# What a repository's config may set for these, as (lowest, highest): a clone must not keep
+# one snapshot only, let a verify command run for days, or flood the agent's context.
+REPO_BOUNDS: dict[str, tuple[float, float]] = {
+    "keep_snapshots": (5, 200),
+    "verify_timeout_s": (1.0, 3600.0),
+    "brief_max_tokens": (200, 10_000),
+}
+# Keys only the user's own config sets (a repository's "summarize: off" is obeyed: it only
+# turns the network off).
+USER_ONLY = ("summarize", "summarize_model")
+_KEY_NAMES = {
+    "brief_max_tokens": "brief.max_tokens",
+    "verify_timeout_s": "verify.timeout_s",
+}
+
+
+@dataclass(frozen=True)
+class Config:
+    logs: tuple[str, ...] = DEFAULT_LOGS
+    artifacts: tuple[str, ...] = ()
+    keep_snapshots: int = 20
+    brief_max_tokens: int = 1500
+    verify_timeout_s: float = 600.0
+    transcripts: tuple[str, ...] = TRANSCRIPT_KINDS
+    summarize: str = "off"
+    summarize_model: str = DEFAULT_SUMMARIZE_MODEL
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _globs(value: Any, key: str, name: str = "config.yaml") -> tuple[str, ...]:
+    if isinstance(value, str):
+        globs: tuple[str, ...] = (value,)
+    elif isinstance(value, list) and all(isinstance(v, str) for v in value):
+        globs = tuple(value)
+    else:
+        raise ConfigError(f"{name}: {key} must be a list of globs", hint="e.g. logs: ['*.log']")
+    return globs
+
+
+def _inside(globs: tuple[str, ...], key: str, name: str) -> tuple[str, ...]:
+    """``globs`` when none obviously leaves the work tree (safefs.escapes)."""
+    from resume_kit.infra.safefs import escapes
+
+    for pattern in globs:
+        reason = escapes(pattern)
+        if reason is not None:
+            raise ConfigError(
+                f"{name}: {key}: '{_name(pattern)}' {reason}; paths must stay inside the work tree",
+                hint="use a path relative to the top of the repository",
+            )
+    return globs
+
+
+def _shown(value: Any) -> str:
+    """A value for a message: scalars as written (capped), containers by kind only (a YAML
+    alias bomb is a few lines of text but billions of items once printed)."""
+    if isinstance(value, str | int | float | bool) or value is None:
+        text = repr(value)
+        return text if len(text) <= 60 else text[:59] + "…"
+    return f"a {type(value).__name__}"
+
+
+def _name(key: Any) -> str:
+    """A key as written (capped, control characters escaped: the message stays one line);
+    anything else as :func:`_shown` describes it."""
+    if isinstance(key, str):
+        text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in key)
+        return text if len(text) <= 60 else text[:59] + "…"
+    return _shown(key)
+
+
+def _positive(value: Any, key: str, kind: type, name: str = "config.yaml") -> Any:
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        raise ConfigError(f"{name}: {key} must be a positive number, not {_shown(value)}")
+    if kind is int and not isinstance(value, int):
+        raise ConfigError(f"{name}: {key} must be a whole number, not {_shown(value)}")
+    return kind(value)
+
+
+def parse(raw: Any) -> Config:
+    return Config(**parse_values(raw))
+
+
+def parse_values(raw: Any, name: str = "config.yaml") -> dict[str, Any]:
+    """The validated settings of one file, by :class:`Config` field name."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{name}: the top level must be a mapping")
+    values: dict[str, Any] = {}
+    for key, value in raw.items():
+        if key == "logs":
+            values["logs"] = _inside(_globs(value, key, name), key, name)
+        elif key == "artifacts":
+            values["artifacts"] = _inside(_globs(value, key, name), key, name)
+        elif key == "keep_snapshots":
+            values["keep_snapshots"] = _positive(value, key, int, name)
+        elif key == "brief":
+            if not isinstance(value, dict):
+                raise ConfigError(f"{name}: brief must be a mapping (brief: {{max_tokens: 800}})")
+            for sub, subval in value.items():
+                if sub != "max_tokens":
+                    raise ConfigError(
+                        f"{name}: unknown key 'brief.{_name(sub)}'",
+                        hint="known: brief.max_tokens",
+                    )
+                values["brief_max_tokens"] = _positive(subval, "brief.max_tokens", int, name)
+        elif key == "verify":
+            if not isinstance(value, dict):
+                raise ConfigError(f"{name}: verify must be a mapping (verify: {{timeout_s: 600}})")
+            for sub, subval in value.items():
+                if sub != "timeout_s":
+                    raise ConfigError(
+                        f"{name}: unknown key 'verify.{_name(sub)}'",
+                        hint="known: verify.timeout_s",
+                    )
+                values["verify_timeout_s"] = _positive(subval, "verify.timeout_s", float, name)
+        elif key == "transcripts":
+            kinds = _globs(value, key)
+            for kind in kinds:
+                if kind not in TRANSCRIPT_KINDS:
+                    raise ConfigError(
+                        f"{name}: unknown transcript kind '{_name(kind)}'",
+                        hint=f"known: {', '.join(TRANSCRIPT_KINDS)}",
+                    )
+            values["transcripts"] = kinds
+        elif key == "summarize":
+            mode = "off" if value is False else value
+            if mode not in SUMMARIZE_MODES:
+                raise ConfigError(
+                    f"{name}: summarize must be one of {', '.join(SUMMARIZE_MODES)}, not {_shown(value)}"
+                )
+            values["summarize"] = mode
+        elif key == "summarize_model":
+            if not isinstance(value, str) or not value:
+                raise ConfigError(f"{name}: summarize_model must be a model name")
+            values["summarize_model"] = value
+        else:
+            raise ConfigError(
+                f"{name}: unknown key '{_name(key)}'",
+                hint="known keys: logs, artifacts, keep_snapshots, brief.max_tokens, "
+                "verify.timeout_s, transcripts, summarize, summarize_model",
+            )
+    return values
+
+
+MAX_CONFIG_BYTES = 1024 * 1024  # a settings file is a few lines; never parse megabytes of it
+
+
+def user_config_file() -> Path:
+    """The person's own settings: ``user_config_dir("resume-kit")/config.yaml``."""
+    from platformdirs import user_config_dir
+
+    return Path(user_config_dir("resume-kit", appauthor=False)) / "config.yaml"
+
+
+def _read(path: Path, name: str, follow: bool) -> dict[str, Any]:
+    """The validated values of the config file at ``path`` ({} when there is none)."""
+    from resume_kit.infra.safefs import FileTooLarge, NotARegularFile, read_regular
+
+    try:
+        text = read_regular(path, MAX_CONFIG_BYTES, follow=follow).decode("utf-8")
+    except FileNotFoundError:
+        return {}
+    except FileTooLarge as exc:
+        raise ConfigError(
+            f"{name} is {exc.size} bytes, larger than the {MAX_CONFIG_BYTES // 1024} KiB "
+            "a settings file may be",
+            hint=f"fix or remove {name}",
+        ) from None
+    except NotARegularFile as exc:
+        raise ConfigError(
+            f"{name} is not a regular file ({exc.kind}): {path}",
+            hint=f"fix or remove {name}",
+        ) from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{name}: not UTF-8 text", hint=f"save {name} as UTF-8") from None
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot read {name}: {exc.strerror or exc}", hint=f"fix or remove {name}"
+        ) from None
+    import yaml  # config is never rewritten by the tool, so the safe loader is enough
+
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        where = f":{mark.line + 1}" if mark is not None else ""
+        raise ConfigError(
+            f"{name}{where}: not valid YAML ({exc.problem})", hint=f"fix or remove {name}"
+        ) from None
+    except (yaml.YAMLError, RecursionError) as exc:
+        raise ConfigError(f"{name}: not valid YAML ({type(exc).__name__})") from None
+    return parse_values(raw, name)
+
+
+def repo_values(values: dict[str, Any], user_file: Path) -> tuple[dict[str, Any], list[str]]:
+    """What a repository's config may set of ``values``, and what was changed, for a note."""
+    allowed: dict[str, Any] = {}
+    ignored: list[str] = []
+    changed: list[str] = []
+    for key, value in values.items():
+        if key in USER_ONLY and not (key == "summarize" and value == "off"):
+            ignored.append(key)
+            continue
+        if key in REPO_BOUNDS:
+            low, high = REPO_BOUNDS[key]
+            bounded = type(value)(min(max(value, low), high))
+            if bounded != value:
+                changed.append(f"{_KEY_NAMES.get(key, key)} {value} -> {bounded}")
+            value = bounded
+        allowed[key] = value
+    notes: list[str] = []
+    if ignored:
+        notes.append(f"{', '.join(ignored)} ignored (only your own config can set that)")
+    if changed:
+        notes.append(f"{', '.join(changed)} (the most a repository may set)")
+    if notes:
+        notes[-1] += f"; your own config: {user_file}"
+    return allowed, notes
+
+
+_NOTED: set[str] = set()  # one note per process, however often the config is loaded
+
+
+def load(layout: Layout) -> Config:
+    """The user's config, then the repository's over it as far as a repository may go."""
+    user_file = user_config_file()
+    values = _read(user_file, str(user_file), follow=True)
+    repo, notes = repo_values(_read(layout.config, "config.yaml", follow=False), user_file)
+    values.update(repo)
+    if notes:
+        line = f"resume-kit: note: .resume-kit/config.yaml: {'; '.join(notes)}"
+        if line not in _NOTED:
+            _NOTED.add(line)
+            import sys
+
+            sys.stderr.write(line + "\n")
+    return Config(**values)

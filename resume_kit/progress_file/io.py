@@ -1,0 +1,302 @@
+"""Reading and writing progress.yaml: load (content-hash cache, libyaml, ruamel for exact
+errors), save, the locked transaction, and create."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, cast
+
+from resume_kit.infra.errors import ProgressFileError
+from resume_kit.infra.paths import Layout
+from resume_kit.infra.store import FileLock, atomic_write, ensure_gitignore, keep_history
+from resume_kit.model.progress import TOP_KEYS, Progress
+from resume_kit.progress_file.roundtrip import (
+    detect_indent,
+    dump,
+    merge_into,
+    new_document,
+    parse_text,
+    to_data,
+)
+from resume_kit.progress_file.validate import migrate, model_from_cache, validate
+
+MAX_FILE_BYTES = 16 * 1024 * 1024
+MAX_CACHE_BYTES = 8 * MAX_FILE_BYTES  # the JSON of a 16 MiB file's model is well below this
+
+
+@dataclass
+class ProgressDoc:
+    """A loaded progress file: the typed model, its text, and the data it was loaded as."""
+
+    path: Path
+    progress: Progress
+    text: str
+    data: dict[str, Any] = field(default_factory=dict)  # to_data() of the model as loaded
+    _raw: Any = field(default=None, repr=False)
+
+    @property
+    def raw(self) -> Any:
+        """The ruamel.yaml round-trip document (parsed on first use: it is slow)."""
+        if self._raw is None:
+            self._raw, _ = migrate(parse_text(self.text, self.path.name), self.path.name)
+        return self._raw
+
+    def render(self) -> str:
+        """The full round trip: merge the model into the parsed document and dump it."""
+        merged = merge_into(self.raw, to_data(self.progress))
+        self._raw = merged
+        return dump(merged, detect_indent(self.text))
+
+    def render_fast(self) -> str:
+        """Like :meth:`render`, re-rendering only the changed units when that is safe."""
+        from resume_kit.progress_file.patch import patch_units
+
+        new = to_data(self.progress)
+        old = self.data
+        if old and all(old.get(k) == new.get(k) for k in TOP_KEYS if k != "units"):
+            patched = patch_units(self.text, old.get("units", []), new["units"])
+            if patched is not None:
+                return patched
+        text = self.render()
+        validate(
+            parse_text(text, self.path.name), self.path.name
+        )  # never write what we cannot read
+        return text
+
+
+def read_text(path: Path) -> str:
+    import errno
+
+    from resume_kit.infra.store import FileTooLarge, NotARegularFile, read_regular
+
+    try:
+        data = read_regular(path, MAX_FILE_BYTES)
+    except FileNotFoundError:
+        raise ProgressFileError(
+            f"no progress file at {path}",
+            hint='run `resume-kit init --goal "..."` first',
+        ) from None
+    except FileTooLarge as exc:
+        raise ProgressFileError(
+            f"{path.name} is {exc.size // (1024 * 1024)} MiB, larger than the "
+            f"{MAX_FILE_BYTES // (1024 * 1024)} MiB a progress file may be",
+            hint="keep progress.yaml small: long logs belong in .resume-kit/runs/",
+        ) from None
+    except NotARegularFile as exc:
+        if exc.kind == "a directory":
+            raise ProgressFileError(f"{path} is a directory, not a file") from None
+        raise ProgressFileError(
+            f"{path} is not a regular file ({exc.kind})",
+            hint="progress.yaml must be a plain text file; move this one away",
+        ) from None
+    except PermissionError:
+        raise ProgressFileError(
+            f"cannot read {path}: permission denied", hint="check the file's permissions"
+        ) from None
+    except OSError as exc:
+        if exc.errno == errno.ENOTDIR:
+            raise ProgressFileError(
+                f"{path.parent} is not a folder, so there is no progress file in it",
+                hint=f"move {path.parent.name} away and run `resume-kit init`",
+            ) from None
+        raise ProgressFileError(
+            f"cannot read {path}: {exc.strerror or exc}",
+            hint="progress.yaml must be a plain text file (a symbolic link loop?)",
+        ) from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ProgressFileError(
+            f"{path.name}:{line}: not UTF-8 text",
+            hint="save progress.yaml as UTF-8; resume-kit never overwrites a file it cannot read",
+        ) from None
+
+
+# The parsed-model cache: reading a large progress file through a YAML parser costs far more
+# than the brief's budget, so the validated data is kept in the work tree's folder of the user's
+# cache (Layout.user_cache, never the repository: a clone could ship a forged one), keyed by
+# the SHA-256 of the exact text (any edit, by anyone, misses the cache).
+_CACHE_FORMAT = 1
+
+
+def _digest(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _cache_file(layout: Layout) -> Path:
+    return layout.user_cache / "progress.json"
+
+
+def _read_cache(layout: Layout, digest: str) -> dict[str, Any] | None:
+    import json
+
+    from resume_kit.infra.safefs import read_regular
+
+    try:
+        cached = json.loads(read_regular(_cache_file(layout), MAX_CACHE_BYTES))
+    except (OSError, ValueError):
+        return None
+    if (
+        isinstance(cached, dict)
+        and cached.get("format") == _CACHE_FORMAT
+        and cached.get("digest") == digest
+        and isinstance(cached.get("data"), dict)
+    ):
+        return cast(dict[str, Any], cached["data"])
+    return None
+
+
+def _write_cache(layout: Layout, digest: str, data: dict[str, Any], text: str) -> None:
+    import json
+
+    payload = json.dumps(
+        {"format": _CACHE_FORMAT, "digest": digest, "data": data}, ensure_ascii=False
+    )
+    with contextlib.suppress(OSError):
+        atomic_write(_cache_file(layout), payload)
+    _write_unit_in_progress(layout, data, text)
+
+
+def _in_progress_file(layout: Layout) -> Path:
+    from resume_kit.integrations.hook_entry import IN_PROGRESS_NAME
+
+    return layout.user_cache / IN_PROGRESS_NAME
+
+
+def _write_unit_in_progress(layout: Layout, data: dict[str, Any], text: str) -> None:
+    """Tell the git hook which unit is in progress in exactly this text (see hookentry)."""
+    from resume_kit.integrations.hook_entry import write_unit_in_progress
+
+    first = next((u["id"] for u in data.get("units", []) if u.get("status") == "in_progress"), None)
+    write_unit_in_progress(str(_in_progress_file(layout)), text.encode("utf-8"), first)
+
+
+def _parse_fast(text: str) -> Any:
+    """Plain data through libyaml's safe loader, or None when it cannot say (then ruamel does)."""
+    from resume_kit.progress_file.patch import safe_load
+
+    try:
+        return safe_load(text)
+    except RecursionError:
+        return _TOO_DEEP
+    except Exception as exc:
+        # libyaml stops at 1000 levels; ruamel would then recurse for seconds before failing
+        return _TOO_DEEP if "maximum nesting depth" in str(exc) else None
+
+
+MAX_DEPTH = 64  # a progress file nests about five levels deep
+_TOO_DEEP = object()  # what _parse_fast returns for nesting even libyaml's constructor gave up on
+
+
+def _deeper_than(data: Any, limit: int) -> bool:
+    """Whether lists and mappings nest more than ``limit`` levels (each shared node visited
+    once, so an alias bomb costs its size in text, not its expanded size)."""
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    seen: set[int] = set()
+    while stack:
+        node, depth = stack.pop()
+        if not isinstance(node, dict | list) or id(node) in seen:
+            continue
+        if depth > limit:
+            return True
+        seen.add(id(node))
+        children = node.values() if isinstance(node, dict) else node
+        stack.extend((child, depth + 1) for child in children)
+    return False
+
+
+def parse_and_validate(text: str, name: str = "progress.yaml") -> Progress:
+    """Validate ``text``: libyaml when it agrees the file is valid; ruamel for exact errors."""
+    fast = _parse_fast(text)
+    if fast is not None:
+        try:
+            if fast is not _TOO_DEEP:
+                return validate(fast, name)
+        except ProgressFileError:
+            pass
+        if fast is _TOO_DEEP or _deeper_than(fast, MAX_DEPTH):  # ruamel takes seconds to fail
+            raise ProgressFileError(
+                f"{name}: nested more than {MAX_DEPTH} levels deep: not a progress file",
+                hint="fix the file by hand; resume-kit never overwrites a file it cannot read",
+            )
+    return validate(parse_text(text, name), name)
+
+
+# The text and data this process last read or wrote, per file: a command that loads the same
+# unchanged file again (verify-next reads it before and after the run) skips hashing it and
+# reading the cache. Only exact text equality counts.
+_LOADED: dict[str, tuple[str, dict[str, Any]]] = {}
+
+
+def load(layout: Layout) -> ProgressDoc:
+    path = layout.progress
+    text = read_text(path)
+    if "\x00" in text:
+        raise ProgressFileError(f"{path.name}: the file holds binary data (NUL bytes)")
+    remembered = _LOADED.get(str(path))
+    if remembered is not None and remembered[0] == text:
+        cached: dict[str, Any] | None = remembered[1]  # this process read or wrote these bytes
+    else:
+        cached = _read_cache(layout, _digest(text))
+    model: Progress | None = None
+    if cached is not None:
+        model = model_from_cache(cached)
+        if model is None:
+            with contextlib.suppress(ProgressFileError):
+                model = validate(cached, path.name)
+        if model is not None and not _in_progress_file(layout).exists():
+            _write_unit_in_progress(layout, cached, text)
+    if model is None:
+        model = parse_and_validate(text, path.name)
+        cached = to_data(model)
+        if layout.state_dir.is_dir():
+            _write_cache(layout, _digest(text), cached, text)
+    data = cached or to_data(model)
+    _LOADED[str(path)] = (text, data)
+    return ProgressDoc(path=path, progress=model, text=text, data=data)
+
+
+def save(layout: Layout, doc: ProgressDoc) -> bool:
+    """Write ``doc`` if its model changed: previous version to history/, then an atomic replace.
+
+    The caller must hold the progress lock (see :func:`transaction`).
+    """
+    new_data = to_data(doc.progress)
+    if new_data == doc.data:
+        return False
+    text = doc.render_fast()
+    ensure_gitignore(layout)
+    keep_history(doc.path, layout.history)
+    atomic_write(doc.path, text)
+    doc.text, doc.data, doc._raw = text, new_data, None
+    _write_cache(layout, _digest(text), new_data, text)
+    _LOADED[str(doc.path)] = (text, new_data)
+    return True
+
+
+@contextlib.contextmanager
+def transaction(layout: Layout) -> Iterator[ProgressDoc]:
+    """Load under the lock, let the caller change ``doc.progress``, save if it changed."""
+    with FileLock(layout.progress):
+        doc = load(layout)
+        yield doc
+        save(layout, doc)
+
+
+def create(layout: Layout, progress: Progress, header: str = "") -> None:
+    """Write a new progress file; refuse when one exists (checked again under the lock)."""
+    text = header + dump(new_document(progress))
+    validate(parse_text(text, layout.progress.name), layout.progress.name)
+    with FileLock(layout.progress):
+        if layout.progress.exists():
+            raise ProgressFileError(
+                f"{layout.rel(layout.progress)} already exists",
+                hint="init never overwrites; add units with `resume-kit add`, or move the file away",
+            )
+        atomic_write(layout.progress, text)

@@ -1,0 +1,227 @@
+"""Rewrite only the units that changed in a progress file's text, keeping everything else.
+
+A full round-trip parse of a large progress file costs seconds (ruamel.yaml is pure Python),
+yet a checkpoint changes one unit. ``patch_units`` finds each unit's block in the text with a
+line scan, re-renders only the changed blocks through ruamel.yaml (so comments inside them
+survive) and appends new units. Every rewritten block is parsed back and compared with the
+data it must hold; whenever the layout is not the plain block style this expects, or a check
+fails, it returns None and the caller falls back to the full round trip.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from typing import Any
+
+_TOP_KEY = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*):(?:[ \t]+(?P<rest>.*))?$")
+_DASH = re.compile(r"^( *)-(?: |$)")
+
+
+def _yaml_rt(indent: tuple[int, int]) -> Any:
+    from ruamel.yaml import YAML
+
+    yaml = YAML(typ="rt")
+    yaml.preserve_quotes = True
+    yaml.width = 4096
+    yaml.indent(mapping=2, sequence=indent[0], offset=indent[1])
+    return yaml
+
+
+_STRICT_LOADER: Any = None
+
+
+def _strict_loader() -> Any:
+    """PyYAML's safe loader (libyaml's C version when it is there) that, like the round-trip
+    parser, refuses a mapping with the same key twice instead of keeping the last one."""
+    global _STRICT_LOADER
+    if _STRICT_LOADER is None:
+        import yaml
+
+        base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+        class StrictSafeLoader(base):  # type: ignore[misc,valid-type]
+            def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+                seen: set[tuple[str, str]] = set()
+                for key_node, _ in node.value:
+                    if (
+                        isinstance(key_node, yaml.ScalarNode)
+                        and key_node.tag != "tag:yaml.org,2002:merge"
+                    ):
+                        key = (key_node.tag, key_node.value)
+                        if key in seen:
+                            raise yaml.constructor.ConstructorError(
+                                "while constructing a mapping",
+                                node.start_mark,
+                                f"found duplicate key {key_node.value!r}",
+                                key_node.start_mark,
+                            )
+                        seen.add(key)
+                return super().construct_mapping(node, deep=deep)
+
+        _STRICT_LOADER = StrictSafeLoader
+    return _STRICT_LOADER
+
+
+def safe_load(text: str) -> Any:
+    """Plain data through PyYAML's safe loader; a duplicate key is an error."""
+    import yaml
+
+    return yaml.load(text, Loader=_strict_loader())
+
+
+def normalise(value: Any) -> Any:
+    """Plain data as the tool compares it: timestamps as ISO strings, ints in float slots kept."""
+    import datetime as dt
+
+    if isinstance(value, dict):
+        return {str(k): normalise(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [normalise(v) for v in value]
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is None:
+            return value.strftime("%Y-%m-%dT%H:%M:%S") + "Z"
+        return value.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return value
+
+
+def _units_region(lines: list[str]) -> tuple[int, int] | None:
+    """(first line after ``units:``, end line) of the block-style units list, or None."""
+    start = end = None
+    seen: set[str] = set()
+    for index, line in enumerate(lines):
+        if not line or line[0] in " \t#-" or line.startswith(("---", "...")):
+            if line.startswith(("---", "...", "\t")):
+                return None
+            continue
+        match = _TOP_KEY.match(line)
+        if match is None:
+            return None  # something at column 0 that is not a plain key: not our layout
+        key = match.group(1)
+        if key in seen:
+            return None
+        seen.add(key)
+        if start is not None and end is None:
+            end = index
+        if key == "units":
+            rest = (match.group("rest") or "").strip()
+            if rest and not rest.startswith("#"):
+                return None  # flow style or an anchor: leave it to the full round trip
+            start = index + 1
+    if start is None:
+        return None
+    return start, len(lines) if end is None else end
+
+
+def _item_starts(lines: list[str], start: int, end: int) -> tuple[list[int], int] | None:
+    dash_indent: int | None = None
+    starts: list[int] = []
+    for index in range(start, end):
+        match = _DASH.match(lines[index])
+        if match is None:
+            continue
+        indent = len(match.group(1))
+        if dash_indent is None:
+            dash_indent = indent
+        if indent == dash_indent:
+            starts.append(index)
+    if dash_indent is None:
+        return None
+    return starts, dash_indent
+
+
+def _render_units(units: list[Any], dash_indent: int) -> str:
+    from resume_kit.progress_file.roundtrip import merge_into
+
+    yaml = _yaml_rt((dash_indent + 2, dash_indent))
+    buffer = io.StringIO()
+    yaml.dump(merge_into(None, units), buffer)
+    return buffer.getvalue()
+
+
+def _rewrite_block(block: str, unit: dict[str, Any], dash_indent: int) -> str | None:
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+    from resume_kit.progress_file.roundtrip import merge_into
+
+    # Trailing comment and blank lines go around ruamel (it drops a comment that ends a
+    # document after a nested list) and are put back verbatim.
+    lines = block.splitlines(keepends=True)
+    keep = len(lines)
+    while keep > 1 and (not lines[keep - 1].strip() or lines[keep - 1].lstrip().startswith("#")):
+        keep -= 1
+    block, trailer = "".join(lines[:keep]), "".join(lines[keep:])
+    yaml = _yaml_rt((dash_indent + 2, dash_indent))
+    try:
+        node = yaml.load(block)
+    except Exception:
+        return None
+    if not (
+        isinstance(node, CommentedSeq) and len(node) == 1 and isinstance(node[0], CommentedMap)
+    ):
+        return None
+    if node[0].get("id") != unit["id"]:
+        return None
+    merge_into(node[0], unit)
+    buffer = io.StringIO()
+    yaml.dump(node, buffer)
+    return buffer.getvalue() + trailer
+
+
+def _holds(text: str, expected: list[Any]) -> bool:
+    try:
+        return bool(normalise(safe_load(text)) == expected)
+    except Exception:
+        return False
+
+
+def patch_units(
+    text: str, old_units: list[dict[str, Any]], new_units: list[dict[str, Any]]
+) -> str | None:
+    """``text`` with the units changed from ``old_units`` to ``new_units``, or None."""
+    if len(new_units) < len(old_units) or not old_units:
+        return None
+    if [u["id"] for u in new_units[: len(old_units)]] != [u["id"] for u in old_units]:
+        return None
+    lines = text.splitlines(keepends=True)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
+    bare = [line.rstrip("\r\n") for line in lines]
+    region = _units_region(bare)
+    if region is None:
+        return None
+    found = _item_starts(bare, *region)
+    if found is None:
+        return None
+    starts, dash_indent = found
+    if len(starts) != len(old_units):
+        return None
+    bounds = [*starts, region[1]]
+    pieces: list[str] = ["".join(lines[: starts[0]])]
+    for index, old in enumerate(old_units):
+        block = "".join(lines[bounds[index] : bounds[index + 1]])
+        new = new_units[index]
+        if new != old:
+            rewritten = _rewrite_block(block, new, dash_indent)
+            if rewritten is None or not _holds(rewritten, [new]):
+                return None
+            block = rewritten
+        pieces.append(block)
+    tail_start = region[1]
+    if len(new_units) > len(old_units):
+        added = new_units[len(old_units) :]
+        rendered = _render_units(added, dash_indent)
+        if not _holds(rendered, added):
+            return None
+        # New units go after the last unit, before blank lines or comments that lead into
+        # the next top-level key.
+        last = pieces.pop()
+        last_lines = last.splitlines(keepends=True)
+        keep = len(last_lines)
+        while keep > 1 and (
+            not last_lines[keep - 1].strip() or last_lines[keep - 1].startswith("#")
+        ):
+            keep -= 1
+        pieces.append("".join(last_lines[:keep]) + rendered + "".join(last_lines[keep:]))
+    pieces.append("".join(lines[tail_start:]))
+    return "".join(pieces)

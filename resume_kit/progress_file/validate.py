@@ -1,0 +1,581 @@
+"""Validation and migration of a parsed progress document (SPEC 2), and the fast path that
+rebuilds the model from the content-hash cache without re-validating field by field."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections.abc import Iterator
+from typing import Any, Literal, cast
+
+from resume_kit.infra.errors import ProgressFileError
+from resume_kit.model.progress import (
+    ACTION_KEYS,
+    ACTION_STATUSES,
+    EVIDENCE_KEYS,
+    FAILURE_KEYS,
+    ID_PATTERN,
+    ID_PATTERN_TEXT,
+    SCHEMA_VERSION,
+    STATUSES,
+    TOP_KEYS,
+    UNIT_KEYS,
+    Action,
+    Evidence,
+    LastFailure,
+    Progress,
+    Status,
+    Unit,
+)
+
+
+class _Problems:
+    def __init__(self, name: str):
+        self.name = name
+        self.items: list[str] = []
+
+    def add(self, line: int | None, message: str) -> None:
+        where = f"{self.name}:{line}" if line else self.name
+        self.items.append(f"{where}: {message}")
+
+
+def _line_of(node: Any, key: Any = None) -> int | None:
+    """1-based line of ``node`` (or of ``key`` inside it) when ruamel recorded it."""
+    lc = getattr(node, "lc", None)
+    if lc is None:
+        return None
+    try:
+        if key is not None:
+            return int(lc.key(key)[0]) + 1
+        return int(lc.line) + 1
+    except (KeyError, TypeError, AttributeError, IndexError):
+        return None
+
+
+def plain_value(value: Any) -> Any:
+    """Datetimes (unquoted timestamps in YAML) read back as ISO strings."""
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is None:
+            return value.strftime("%Y-%m-%dT%H:%M:%S") + "Z"
+        return value.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    return value
+
+
+def _type_name(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if value is None:
+        return "empty"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    return type(value).__name__
+
+
+def _shown(value: Any) -> str:
+    """A value for a message: short scalars as they are, containers by kind only (a YAML alias
+    bomb is a few lines of text but billions of items once printed)."""
+    if isinstance(value, str | int | float | bool) or value is None:
+        # control characters escaped: a key with a newline must not break the one-line error
+        text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(value))
+        return text if len(text) <= 60 else text[:59] + "…"
+    return _type_name(value)
+
+
+MAX_COMMAND_BYTES = 128 * 1024
+
+
+def command_problem(command: str) -> str | None:
+    """What makes ``command`` unusable as a verify command (a NUL byte cannot reach a shell;
+    128 KiB and more cannot be passed to one), or None."""
+    if "\x00" in command:
+        return "contains a NUL byte"
+    size = len(command.encode("utf-8", "surrogatepass"))
+    if size >= MAX_COMMAND_BYTES:
+        return f"is {size} bytes long (the limit is {MAX_COMMAND_BYTES // 1024} KiB)"
+    return None
+
+
+def _scalar(value: Any, what: str, line: int | None, problems: _Problems) -> str:
+    """A string field's value as text; a mapping or list is a problem, never ``str()``-ed."""
+    value = plain_value(value)
+    if isinstance(value, dict | list | tuple | set):
+        problems.add(line, f"{what} must be a string, not {_type_name(value)}")
+        return ""
+    return str(value)
+
+
+def _str_list(value: Any, what: str, line: int | None, problems: _Problems) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        problems.add(line, f"{what} must be a list of strings, not {_type_name(value)}")
+        return []
+    return [str(v) for v in value]
+
+
+def _paths(value: Any, what: str, line: int | None, problems: _Problems) -> list[str]:
+    """A unit's ``files`` or ``artifacts``: strings that stay inside the work tree."""
+    from resume_kit.infra.safefs import escapes
+
+    paths = _str_list(value, what, line, problems)
+    for path in paths:
+        reason = escapes(path)
+        if reason is not None:
+            problems.add(
+                line, f"{what}: '{_shown(path)}' {reason}; paths must stay inside the work tree"
+            )
+    return paths
+
+
+def _nested_mapping(
+    raw: Any, name: str, allowed: tuple[str, ...], label: str, line: int | None, problems: _Problems
+) -> bool:
+    """Whether ``raw`` is a mapping to read ``name`` from; unknown keys are reported."""
+    if raw is None:
+        return False
+    if not isinstance(raw, dict):
+        problems.add(line, f"{label}: {name} must be a mapping")
+        return False
+    for key in raw:
+        if key not in allowed:
+            problems.add(_line_of(raw, key), f"{label}: unknown key '{_shown(key)}' in {name}")
+    return True
+
+
+def _evidence(raw: Any, label: str, line: int | None, problems: _Problems) -> Evidence | None:
+    if not _nested_mapping(raw, "evidence", EVIDENCE_KEYS, label, line, problems):
+        return None
+
+    def text(key: str) -> str:
+        return _scalar(raw.get(key, ""), f"{label}: evidence {key}", _line_of(raw, key), problems)
+
+    try:
+        evidence = Evidence(
+            verified_at=text("verified_at"),
+            commit=None if raw.get("commit") is None else text("commit"),
+            dirty=bool(raw.get("dirty", False)),
+            fingerprint=text("fingerprint"),
+            duration_s=float(raw.get("duration_s", 0.0) or 0.0),
+            log=None if raw.get("log") is None else text("log"),
+        )
+    except (TypeError, ValueError):
+        problems.add(line, f"{label}: evidence has a value of the wrong type")
+        return None
+    if not math.isfinite(evidence.duration_s):  # NaN is not JSON: --json output would break
+        problems.add(
+            _line_of(raw, "duration_s") or line,
+            f"{label}: evidence duration_s must be a finite number of seconds",
+        )
+        return None
+    return evidence
+
+
+def _failure(raw: Any, label: str, line: int | None, problems: _Problems) -> LastFailure | None:
+    if not _nested_mapping(raw, "last_failure", FAILURE_KEYS, label, line, problems):
+        return None
+
+    def text(key: str) -> str:
+        return _scalar(
+            raw.get(key, "") or "", f"{label}: last_failure {key}", _line_of(raw, key), problems
+        )
+
+    try:
+        return LastFailure(
+            at=text("at"),
+            exit_code=int(raw.get("exit_code", 1)),
+            signature=text("signature"),
+            repeats=int(raw.get("repeats", 1)),
+            excerpt=text("excerpt"),
+        )
+    except (TypeError, ValueError):
+        problems.add(line, f"{label}: last_failure has a value of the wrong type")
+        return None
+
+
+def _unit(raw: Any, index: int, problems: _Problems) -> Unit | None:
+    line = _line_of(raw)
+    if not isinstance(raw, dict):
+        problems.add(line, f"units[{index}] must be a mapping with at least an id")
+        return None
+    uid = raw.get("id")
+    label = f"unit '{_shown(uid)}'" if isinstance(uid, str | int) else f"units[{index}]"
+    for key in raw:
+        if key not in UNIT_KEYS:
+            problems.add(
+                _line_of(raw, key),
+                f"{label}: unknown key '{_shown(key)}' (allowed: {', '.join(UNIT_KEYS)})",
+            )
+    if not isinstance(uid, str) or not ID_PATTERN.match(uid):
+        problems.add(_line_of(raw, "id") or line, f"{label}: id must match {ID_PATTERN_TEXT}")
+        return None
+    title = raw.get("title", uid)
+    if not isinstance(title, str):
+        problems.add(_line_of(raw, "title"), f"{label}: title must be a string")
+        title = uid
+    status = raw.get("status", "todo")
+    if not isinstance(status, str) or status not in STATUSES:
+        problems.add(
+            _line_of(raw, "status"),
+            f"{label}: status must be one of {', '.join(STATUSES)}, not '{_shown(status)}'",
+        )
+        status = "todo"
+    verify = raw.get("verify")
+    if verify is not None and not isinstance(verify, str):
+        if isinstance(verify, bool | int | float):
+            problems.add(
+                _line_of(raw, "verify"),
+                f"{label}: verify is {_type_name(verify)} ({verify!r}), not a command; quote it: "
+                f"verify: '{str(verify).lower() if isinstance(verify, bool) else verify}'",
+            )
+        else:
+            problems.add(
+                _line_of(raw, "verify"),
+                f"{label}: verify is {_type_name(verify)}, not a command (a quoted string)",
+            )
+        verify = None
+    if isinstance(verify, str) and not verify.strip():
+        problems.add(_line_of(raw, "verify"), f"{label}: verify is an empty command")
+        verify = None
+    if isinstance(verify, str) and (problem := command_problem(verify)):
+        problems.add(_line_of(raw, "verify"), f"{label}: verify {problem}")
+        verify = None
+    return Unit(
+        id=uid,
+        title=title,
+        status=cast(Status, status),
+        verify=verify,
+        files=_paths(raw.get("files"), f"{label}: files", _line_of(raw, "files"), problems),
+        artifacts=_paths(
+            raw.get("artifacts"), f"{label}: artifacts", _line_of(raw, "artifacts"), problems
+        ),
+        after=_str_list(raw.get("after"), f"{label}: after", _line_of(raw, "after"), problems),
+        evidence=_evidence(raw.get("evidence"), label, _line_of(raw, "evidence"), problems),
+        last_failure=_failure(
+            raw.get("last_failure"), label, _line_of(raw, "last_failure"), problems
+        ),
+        line=line,
+    )
+
+
+def _action(raw: Any, index: int, problems: _Problems) -> Action | None:
+    line = _line_of(raw)
+    if not isinstance(raw, dict) or not isinstance(raw.get("key"), str):
+        problems.add(line, f"actions[{index}] must be a mapping with a string key")
+        return None
+    for key in raw:
+        if key not in ACTION_KEYS:
+            problems.add(
+                _line_of(raw, key), f"action '{_shown(raw['key'])}': unknown key '{_shown(key)}'"
+            )
+    status = raw.get("status", "success")
+    if not isinstance(status, str) or status not in ACTION_STATUSES:
+        problems.add(
+            _line_of(raw, "status"),
+            f"action '{_shown(raw['key'])}': status must be one of {', '.join(ACTION_STATUSES)}",
+        )
+        status = "unknown"
+    at = raw.get("at")
+    label = f"action '{_shown(raw['key'])}'"
+    return Action(
+        key=raw["key"],
+        description=_scalar(
+            raw.get("description", "") or "",
+            f"{label}: description",
+            _line_of(raw, "description"),
+            problems,
+        ),
+        status=cast(Literal["success", "unknown", "failed"], status),
+        at=None if at is None else _scalar(at, f"{label}: at", _line_of(raw, "at"), problems),
+    )
+
+
+def _check_graph(units: list[Unit], problems: _Problems) -> None:
+    ids: dict[str, Unit] = {}
+    for unit in units:
+        if unit.id in ids:
+            problems.add(
+                unit.line, f"unit '{unit.id}': duplicate id (first on line {ids[unit.id].line})"
+            )
+        else:
+            ids[unit.id] = unit
+    for unit in units:
+        for dep in unit.after:
+            if dep not in ids:
+                problems.add(
+                    unit.line, f"unit '{unit.id}': after names unknown unit '{_shown(dep)}'"
+                )
+            elif dep == unit.id:
+                problems.add(unit.line, f"unit '{unit.id}': after names the unit itself")
+    # Cycle detection (iterative DFS, so 10,000 units never hit the recursion limit).
+    state: dict[str, int] = {}
+    for start in ids:
+        if state.get(start):
+            continue
+        stack: list[tuple[str, Iterator[str]]] = [(start, iter(ids[start].after))]
+        state[start] = 1
+        path = [start]
+        while stack:
+            node, deps = stack[-1]
+            nxt = next(deps, None)
+            if nxt is None:
+                state[node] = 2
+                stack.pop()
+                path.pop()
+                continue
+            if nxt not in ids or nxt == node:
+                continue
+            if state.get(nxt) == 1:
+                cycle = [*path[path.index(nxt) :], nxt]
+                problems.add(ids[nxt].line, f"dependency cycle: {' -> '.join(cycle)}")
+                state[nxt] = 2
+            elif not state.get(nxt):
+                state[nxt] = 1
+                path.append(nxt)
+                stack.append((nxt, iter(ids[nxt].after)))
+
+
+def migrate(raw: Any, name: str) -> tuple[Any, bool]:
+    """Bring an older document up to SCHEMA_VERSION in memory. Returns (document, migrated).
+
+    Version 0 is the pre-release layout: ``tasks`` instead of ``units`` and ``pending`` /
+    ``completed`` statuses. A ``completed`` task becomes ``done`` without evidence, which
+    reconcile then reports as DONE_UNVERIFIED: it was never verified by resume-kit.
+    """
+    version = raw.get("schema_version")
+    if version == 0 and isinstance(version, int) and not isinstance(version, bool):
+        if "tasks" in raw and "units" not in raw:
+            position = list(raw.keys()).index("tasks")
+            tasks = raw.pop("tasks")
+            if hasattr(raw, "insert"):  # a round-trip mapping: keep the key where it was
+                raw.insert(position, "units", tasks)
+            else:
+                items = list(raw.items())
+                items.insert(position, ("units", tasks))
+                raw.clear()
+                raw.update(items)
+        units = raw.get("units")
+        for unit in units if isinstance(units, list) else []:
+            if isinstance(unit, dict) and unit.get("status") in ("pending", "completed"):
+                unit["status"] = "todo" if unit["status"] == "pending" else "done"
+        raw["schema_version"] = SCHEMA_VERSION
+        return raw, True
+    return raw, False
+
+
+def validate(raw: Any, name: str = "progress.yaml") -> Progress:
+    """Turn a parsed document into a Progress, or raise ProgressFileError naming line and reason."""
+    problems = _Problems(name)
+    if raw is None:
+        raise ProgressFileError(
+            f"{name}: the file is empty",
+            hint="it needs at least `schema_version: 1` and a `goal:`; "
+            "or move it away and run `resume-kit init`",
+        )
+    if not isinstance(raw, dict):
+        raise ProgressFileError(
+            f"{name}:1: the top level must be a mapping, not {_type_name(raw)}",
+            hint="see SPEC section 2 for the shape of progress.yaml",
+        )
+    version = raw.get("schema_version")
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise ProgressFileError(
+            f"{name}:{_line_of(raw, 'schema_version') or 1}: schema_version must be an integer",
+            hint=f"this version of resume-kit writes `schema_version: {SCHEMA_VERSION}`",
+        )
+    if version > SCHEMA_VERSION:
+        raise ProgressFileError(
+            f"{name}: schema_version {version} is newer than this resume-kit understands "
+            f"({SCHEMA_VERSION})",
+            hint="upgrade resume-kit: pip install --upgrade resume-kit",
+        )
+    if version < 0:
+        raise ProgressFileError(f"{name}: schema_version {version} is not a known version")
+    raw, _ = migrate(raw, name)
+    for key in raw:
+        if key not in TOP_KEYS:
+            problems.add(
+                _line_of(raw, key), f"unknown key '{_shown(key)}' (allowed: {', '.join(TOP_KEYS)})"
+            )
+    goal = raw.get("goal")
+    if not isinstance(goal, str):
+        problems.add(_line_of(raw, "goal") or 1, "goal must be a string (one sentence)")
+        goal = ""
+    units_raw = raw.get("units")
+    units: list[Unit] = []
+    if units_raw is None:
+        units_raw = []
+    if not isinstance(units_raw, list):
+        problems.add(_line_of(raw, "units"), "units must be a list")
+    else:
+        for index, item in enumerate(units_raw):
+            unit = _unit(item, index, problems)
+            if unit is not None:
+                units.append(unit)
+    actions: list[Action] = []
+    actions_raw = raw.get("actions") or []
+    if not isinstance(actions_raw, list):
+        problems.add(_line_of(raw, "actions"), "actions must be a list")
+    else:
+        for index, item in enumerate(actions_raw):
+            action = _action(item, index, problems)
+            if action is not None:
+                actions.append(action)
+    notes = raw.get("notes")
+    if notes is not None and not isinstance(notes, str):
+        problems.add(_line_of(raw, "notes"), "notes must be a string")
+        notes = None
+    _check_graph(units, problems)
+    if problems.items:
+        more = len(problems.items) - 1
+        raise ProgressFileError(
+            problems.items[0],
+            hint=(f"{more} more problem{'s' if more > 1 else ''} after this one; " if more else "")
+            + "fix the file by hand; resume-kit never overwrites a file it cannot read",
+        )
+    return Progress(
+        goal=goal, units=units, actions=actions, notes=notes, schema_version=SCHEMA_VERSION
+    )
+
+
+# --------------------------------------------------------------------------- the cached model
+
+
+def _strings(value: Any) -> list[str] | None:
+    if type(value) is not list:
+        return None
+    for item in value:  # a loop, not all(...): this runs 30,000 times for 10,000 units
+        if type(item) is not str:
+            return None
+    return list(value)
+
+
+def _evidence_from_cache(raw: Any) -> Evidence | None:
+    if type(raw) is not dict or not raw.keys() <= _EVIDENCE_KEY_SET:
+        return None
+    verified_at, commit, dirty = raw.get("verified_at"), raw.get("commit"), raw.get("dirty")
+    fingerprint, duration, log = raw.get("fingerprint"), raw.get("duration_s"), raw.get("log")
+    if (
+        type(verified_at) is not str
+        or (commit is not None and type(commit) is not str)
+        or type(dirty) is not bool
+        or type(fingerprint) is not str
+        or type(duration) not in (int, float)
+        or not math.isfinite(cast(float, duration))
+        or (log is not None and type(log) is not str)
+    ):
+        return None
+    return Evidence(verified_at, commit, dirty, fingerprint, float(cast(float, duration)), log)
+
+
+def _failure_from_cache(raw: Any) -> LastFailure | None:
+    if type(raw) is not dict or raw.keys() != _FAILURE_KEY_SET:
+        return None
+    at, code, signature = raw["at"], raw["exit_code"], raw["signature"]
+    repeats, excerpt = raw["repeats"], raw["excerpt"]
+    if (
+        type(at) is not str
+        or type(code) is not int
+        or type(signature) is not str
+        or type(repeats) is not int
+        or type(excerpt) is not str
+    ):
+        return None
+    return LastFailure(at, code, signature, repeats, excerpt)
+
+
+def _unit_from_cache(raw: Any) -> Unit | None:
+    if type(raw) is not dict or not raw.keys() <= _UNIT_KEY_SET:
+        return None
+    uid, title, status = raw.get("id"), raw.get("title"), raw.get("status")
+    if (
+        type(uid) is not str
+        or not ID_PATTERN.match(uid)
+        or type(title) is not str
+        or status not in STATUSES
+    ):
+        return None
+    verify = raw.get("verify")
+    if verify is not None and (
+        type(verify) is not str or not verify.strip() or command_problem(verify)
+    ):
+        return None
+    lists = [_strings(raw.get(key, [])) for key in ("files", "artifacts", "after")]
+    files, artifacts, after = lists
+    if files is None or artifacts is None or after is None:
+        return None
+    evidence = failure = None
+    if "evidence" in raw:
+        evidence = _evidence_from_cache(raw["evidence"])
+        if evidence is None:
+            return None
+    if "last_failure" in raw:
+        failure = _failure_from_cache(raw["last_failure"])
+        if failure is None:
+            return None
+    return Unit(
+        uid, title, cast(Status, status), verify, files, artifacts, after, evidence, failure
+    )
+
+
+def _action_from_cache(raw: Any) -> Action | None:
+    if type(raw) is not dict or not raw.keys() <= _ACTION_KEY_SET:
+        return None
+    key, description = raw.get("key"), raw.get("description")
+    status, at = raw.get("status"), raw.get("at")
+    if (
+        type(key) is not str
+        or type(description) is not str
+        or status not in ACTION_STATUSES
+        or (at is not None and type(at) is not str)
+    ):
+        return None
+    return Action(key, description, cast(Literal["success", "unknown", "failed"], status), at)
+
+
+_UNIT_KEY_SET = frozenset(UNIT_KEYS)
+_EVIDENCE_KEY_SET = frozenset(EVIDENCE_KEYS)
+_FAILURE_KEY_SET = frozenset(FAILURE_KEYS)
+_ACTION_KEY_SET = frozenset(ACTION_KEYS)
+
+
+def model_from_cache(data: Any) -> Progress | None:
+    """The model of cached data (what :func:`to_data` wrote for a validated model), built
+    without :func:`validate`'s per-field bookkeeping: the same Progress ``validate`` returns,
+    or None whenever the data is not in exactly that shape (then ``validate`` decides)."""
+    if type(data) is not dict or not data.keys() <= set(TOP_KEYS):
+        return None
+    version, goal, notes = data.get("schema_version"), data.get("goal"), data.get("notes")
+    units_raw, actions_raw = data.get("units"), data.get("actions", [])
+    if (
+        type(version) is not int
+        or version != SCHEMA_VERSION
+        or type(goal) is not str
+        or (notes is not None and type(notes) is not str)
+        or type(units_raw) is not list
+        or type(actions_raw) is not list
+    ):
+        return None
+    units = [_unit_from_cache(raw) for raw in units_raw]
+    actions = [_action_from_cache(raw) for raw in actions_raw]
+    if None in units or None in actions:
+        return None
+    problems = _Problems("cache")
+    checked = cast(list[Unit], units)
+    _check_graph(checked, problems)
+    if problems.items:
+        return None
+    return Progress(
+        goal=goal,
+        units=checked,
+        actions=cast(list[Action], actions),
+        notes=notes,
+        schema_version=SCHEMA_VERSION,
+    )

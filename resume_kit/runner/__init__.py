@@ -1,0 +1,1 @@
+"""Running verify commands: one unit, a batch's checkpoints, the hooks' unit check."""

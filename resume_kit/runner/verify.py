@@ -1,0 +1,689 @@
+"""Run a unit's verify command and record the outcome (SPEC 5).
+
+The command runs with ``/bin/sh -c`` from the repo root in its own process group (so a
+timeout or Ctrl-C stops everything it started), stdin from /dev/null, and the leaked
+``GIT_DIR``/``GIT_INDEX_FILE``/``GIT_WORK_TREE`` removed from its environment. Its merged
+output streams into ``.resume-kit/runs/<unit>-<stamp>.log`` (the first 1 MiB and the last
+4 MiB are kept, with a marker between them).
+
+Only an exit status of 0 marks a unit done, and that write happens after the command has
+exited, under the progress lock, through an atomic replace: a kill at any moment leaves the
+file as it was or with the finished result, never a unit done that did not pass.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import re
+import selectors
+import signal
+import subprocess
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+from typing import IO, Any, BinaryIO
+
+from resume_kit.infra.errors import LockError
+from resume_kit.infra.paths import Layout
+from resume_kit.infra.store import FileLock, ensure_gitignore, group_alive
+from resume_kit.model.progress import Evidence, LastFailure, Progress, Unit, now_iso
+from resume_kit.progress_file.io import ProgressDoc, transaction
+
+# How a run's outcome is written: progress_io.transaction by default; `resume-kit run` passes its
+# BatchStore.transaction (same contract, cheap for many checkpoints, thread-serialised).
+Transaction = Callable[[Layout], contextlib.AbstractContextManager[ProgressDoc]]
+
+HEAD_CAP = 1 << 20  # bytes of output kept from the start of a run
+TAIL_CAP = 4 << 20  # bytes kept from the end
+RECENT_CAP = 256 << 10  # bytes of the tail searched for error lines
+KEEP_RUN_LOGS = 200
+KILL_GRACE_S = 3.0  # between SIGTERM and SIGKILL of the command's process group
+DRAIN_S = 2.0  # how long output is still read after the shell exited (background writers)
+TICK_S = 0.1
+READ_BURST = 1 << 20
+EXCERPT_MAX_LINES = 20
+FALLBACK_LINES = 5
+SHELL = "/bin/sh"
+
+# --------------------------------------------------------------------------- environment
+
+
+def command_env(base: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment for a user's verify command: ours, minus leaked repository variables.
+
+    Unlike :func:`resume_kit.infra.gitcmd.clean_git_env` it forces nothing else (no ``LC_ALL``, no
+    ``GIT_OPTIONAL_LOCKS``): the user's command sees the user's environment.
+    """
+    from resume_kit.infra.gitcmd import LEAKED_GIT_VARS
+
+    env = dict(os.environ if base is None else base)
+    for name in LEAKED_GIT_VARS:
+        env.pop(name, None)
+    return env
+
+
+# --------------------------------------------------------------------------- output capture
+
+
+class OutputSink:
+    """Streams output to the log file: the head as it arrives, the tail when the run ends."""
+
+    def __init__(self, handle: IO[bytes]):
+        self._handle = handle
+        self._head_written = 0
+        self._tail: deque[bytes] = deque()
+        self._tail_size = 0
+        self.dropped = 0
+        self.total = 0
+        self._recent = bytearray()
+        self._partial = b""
+        self.last_line = ""
+        self._key_seen = False
+
+    def feed(self, data: bytes) -> None:
+        self.total += len(data)
+        room = HEAD_CAP - self._head_written
+        if room > 0:
+            head, data = data[:room], data[room:]
+            self._handle.write(head)
+            self._handle.flush()
+            self._head_written += len(head)
+        if data:
+            self._tail.append(data)
+            self._tail_size += len(data)
+            while self._tail_size > TAIL_CAP:
+                excess = self._tail_size - TAIL_CAP
+                first = self._tail[0]
+                if len(first) <= excess:
+                    self._tail.popleft()
+                    self._tail_size -= len(first)
+                    self.dropped += len(first)
+                else:
+                    self._tail[0] = first[excess:]
+                    self._tail_size -= excess
+                    self.dropped += excess
+
+    def observe(self, data: bytes) -> None:
+        """Track the recent output (for error lines) and the last complete non-empty line."""
+        self._recent += data
+        if len(self._recent) > 2 * RECENT_CAP:
+            del self._recent[: len(self._recent) - RECENT_CAP]
+        text = self._partial + data
+        lines = text.split(b"\n")
+        self._partial = lines.pop()[-4096:]
+        # A progress bar redraws one line with \r and no newline: show what it shows now.
+        for raw in [self._partial, *reversed(lines)]:
+            line = raw.rsplit(b"\r", 1)[-1].decode("utf-8", "replace").strip()
+            if line:
+                self.last_line = line
+                break
+        self._key_seen = self._key_seen or b"PRIVATE KEY" in self._recent[-len(data) - 16 :]
+        if self._key_seen:
+            # a key block's body lines say nothing on their own: the last line is taken from
+            # the recent output with the blocks already redacted (shown live while running)
+            from resume_kit.infra.redact import split_lines
+
+            shown = [ln.strip() for ln in split_lines(self.recent_text()) if ln.strip()]
+            self.last_line = shown[-1].rsplit("\r", 1)[-1] if shown else ""
+
+    def close(self, trailer: str = "") -> None:
+        if self.dropped:
+            self._handle.write(
+                f"\n[resume-kit: {self.dropped} bytes of output omitted here]\n".encode()
+            )
+        for chunk in self._tail:
+            self._handle.write(chunk)
+        if trailer:
+            self._handle.write(f"\n[resume-kit: {trailer}]\n".encode())
+        self._handle.flush()
+
+    def recent_text(self) -> str:
+        data = bytes(self._recent[-RECENT_CAP:])
+        return data.decode("utf-8", "replace")
+
+
+# --------------------------------------------------------------------------- running
+
+
+@dataclass
+class RunResult:
+    exit_code: int | None  # None when the run was stopped (timeout or interrupt)
+    timed_out: bool
+    interrupted: bool
+    duration_s: float
+    output_tail: str  # the last RECENT_CAP bytes of output, decoded, not yet redacted
+    output_bytes: int
+
+    @property
+    def passed(self) -> bool:
+        return self.exit_code == 0 and not self.timed_out and not self.interrupted
+
+
+def _signal_group(pgid: int, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+def _wait_group_gone(proc: subprocess.Popen[bytes], pgid: int, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while True:
+        proc.poll()  # reap the shell so it does not linger as a zombie group member
+        if not group_alive(pgid):
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
+
+
+def stop_group(proc: subprocess.Popen[bytes], pgid: int, grace_s: float = KILL_GRACE_S) -> None:
+    """SIGTERM the whole process group, then SIGKILL what is left after ``grace_s``."""
+    _signal_group(pgid, signal.SIGTERM)
+    if _wait_group_gone(proc, pgid, grace_s):
+        return
+    _signal_group(pgid, signal.SIGKILL)
+    _wait_group_gone(proc, pgid, 2.0)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=1.0)
+
+
+def _read_available(fd: int, sink: OutputSink, on_output: Callable[[bytes], None] | None) -> bool:
+    """Read what the pipe holds right now (at most READ_BURST bytes, so a flood of output
+    never starves the timeout check); False at end of file."""
+    taken = 0
+    while taken < READ_BURST:
+        try:
+            data = os.read(fd, 65536)
+        except BlockingIOError:
+            return True
+        except OSError:
+            return False
+        if not data:
+            return False
+        taken += len(data)
+        sink.feed(data)
+        sink.observe(data)
+        if on_output is not None:
+            on_output(data)
+    return True
+
+
+def supervised(argv: list[str]) -> list[str]:
+    """``argv`` under :mod:`resume_kit.runner.supervisor` (isolated, no site-packages), which stops
+    the command's process group when this process dies, even by SIGKILL; as is off POSIX."""
+    import sys
+
+    if os.name != "posix" or not sys.executable:
+        return argv
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "supervisor.py")
+    return [sys.executable, "-I", "-S", script, str(os.getpid()), *argv]
+
+
+def run_command(
+    command: str,
+    *,
+    cwd: Path,
+    log_path: Path,
+    timeout_s: float,
+    stop: threading.Event | None = None,
+    on_tick: Callable[[float, str], None] | None = None,
+    on_output: Callable[[bytes], None] | None = None,
+    env: dict[str, str] | None = None,
+    on_start: Callable[[int], None] | None = None,
+) -> RunResult:
+    """Run ``command`` with ``/bin/sh -c`` in ``cwd`` and stream its output to ``log_path``.
+
+    ``stop`` being set (by a signal handler) stops the process group; ``on_tick(elapsed,
+    last_line)`` is called about every TICK_S for live progress. Leftover background
+    processes are stopped once the shell has exited and its output is drained.
+    """
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    with _create_log(log_path) as handle:
+        sink = OutputSink(handle)
+        proc = subprocess.Popen(
+            supervised([SHELL, "-c", command]),
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            env=command_env() if env is None else env,
+        )
+        pgid = proc.pid  # start_new_session: the supervisor leads the command's group
+        if on_start is not None:
+            on_start(pgid)
+        assert proc.stdout is not None
+        fd = proc.stdout.fileno()
+        os.set_blocking(fd, False)
+        selector = selectors.DefaultSelector()
+        selector.register(fd, selectors.EVENT_READ)
+        eof = False
+        exited_at: float | None = None
+        timed_out = interrupted = False
+        try:
+            while True:
+                now = time.monotonic()
+                if stop is not None and stop.is_set():
+                    interrupted = True
+                    break
+                if exited_at is None and proc.poll() is not None:
+                    exited_at = now
+                if exited_at is not None and (eof or now - exited_at >= DRAIN_S):
+                    break
+                if exited_at is None and now - started >= timeout_s:
+                    timed_out = True
+                    break
+                wait = (
+                    TICK_S
+                    if exited_at is not None
+                    else min(TICK_S, max(0.0, timeout_s - (now - started)))
+                )
+                if eof:
+                    with contextlib.suppress(subprocess.TimeoutExpired):
+                        proc.wait(timeout=wait)
+                elif selector.select(wait):
+                    eof = not _read_available(fd, sink, on_output)
+                if on_tick is not None:
+                    on_tick(time.monotonic() - started, sink.last_line)
+        finally:
+            selector.close()
+            if proc.poll() is None or group_alive(pgid):
+                stop_group(proc, pgid)
+            if not eof:
+                _read_available(fd, sink, on_output)
+            proc.stdout.close()
+            proc.wait()
+            duration = time.monotonic() - started
+            trailer = ""
+            if timed_out:
+                trailer = f"timed out after {timeout_s:g}s; process group stopped"
+            elif interrupted:
+                trailer = "interrupted; process group stopped"
+            sink.close(trailer)
+    code = proc.returncode
+    if code is not None and code < 0:
+        code = 128 - code  # killed by a signal: report it the way a shell does
+    return RunResult(
+        exit_code=None if (timed_out or interrupted) else code,
+        timed_out=timed_out,
+        interrupted=interrupted,
+        duration_s=round(duration, 3),
+        output_tail=sink.recent_text(),
+        output_bytes=sink.total,
+    )
+
+
+@contextlib.contextmanager
+def interrupt_guard() -> Iterator[threading.Event]:
+    """While active, SIGINT, SIGTERM and SIGHUP set the yielded event instead of killing us, so the
+    runner can stop the command's process group and the caller can exit 130 marking nothing.
+    Only usable from the main thread."""
+    event = threading.Event()
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        event.set()
+
+    previous: list[tuple[signal.Signals, Any]] = [
+        (sig, signal.signal(sig, handler)) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    ]
+    try:
+        yield event
+    finally:
+        for sig, old in previous:
+            signal.signal(sig, old)
+
+
+# --------------------------------------------------------------------------- run logs
+
+
+def _stamp() -> str:
+    now = time.time()
+    return time.strftime("%Y%m%dT%H%M%S", time.gmtime(now)) + f"{int(now * 1000) % 1000:03d}Z"
+
+
+# The names new_log_path gives run logs: pruning removes these and nothing else.
+RUN_LOG_NAME = re.compile(r"[a-z0-9][a-z0-9._-]*-[0-9]{8}T[0-9]{9}Z(?:-[0-9]+)?\.log")
+
+
+def _create_log(path: Path) -> BinaryIO:
+    """A new run log, readable by its owner only (commands print secrets), created with
+    ``O_EXCL|O_NOFOLLOW``: never an existing file, never through a symlink."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0), 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+        return os.fdopen(fd, "wb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def new_log_path(layout: Layout, unit_id: str) -> Path:
+    """A fresh ``runs/<unit>-<UTC stamp>.log`` path (never an existing file); the
+    ``.gitignore`` that keeps it out of commits is made sure of first."""
+    ensure_gitignore(layout)
+    base = f"{unit_id}-{_stamp()}"
+    path = layout.runs / f"{base}.log"
+    n = 1
+    while path.exists():
+        n += 1
+        path = layout.runs / f"{base}-{n}.log"
+    return path
+
+
+def prune_runs(runs_dir: Path, keep: int = KEEP_RUN_LOGS) -> None:
+    """Keep the newest ``keep`` run logs (by modification time; names start with unit ids).
+    Only regular files named as :func:`new_log_path` names them are counted or removed."""
+    entries = []
+    try:
+        for entry in os.scandir(runs_dir):
+            if RUN_LOG_NAME.fullmatch(entry.name) and entry.is_file(follow_symlinks=False):
+                entries.append((entry.stat(follow_symlinks=False).st_mtime_ns, entry.name))
+    except OSError:
+        return
+    entries.sort()
+    for _, name in entries[: max(0, len(entries) - keep)]:
+        with contextlib.suppress(OSError):
+            os.unlink(runs_dir / name)
+
+
+# --------------------------------------------------------------------------- failure signature
+
+# The signature of a failure is the sha256 of its exit status ("exit N" or "timeout") and its
+# excerpt lines after normalising. Normalising replaces what varies between two runs of the
+# same failure with a fixed token: temporary paths (/tmp, /var/tmp, /var/folders) whole;
+# date-times, dates and clock times; 0x addresses; UUIDs and long hex ids; durations (0.12s,
+# 340ms, 2 minutes); numbers after "pid"/"process"; loopback ports. Kept: file:line locations, messages, values, counts (so a different line or value is
+# a different failure). Whitespace runs collapse. Order matters: whole temporary paths go
+# before the numbers inside them are touched.
+_NORMALISE_RULES: tuple[tuple[re.Pattern[str], str], ...] = (
+    # temporary paths: /tmp/..., /var/tmp/..., macOS /var/folders/..., /private/var/folders/...
+    (re.compile(r"(?:/private)?/(?:tmp|var/tmp|var/folders)(?:/[^\s'\":,;()\[\]]*)?"), "<tmp>"),
+    # ISO-8601 and similar date-times, dates, clock times
+    (
+        re.compile(
+            r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?"
+        ),
+        "<time>",
+    ),
+    (re.compile(r"\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b"), "<time>"),
+    # memory addresses and long hex ids (hashes, uuids, object ids)
+    (re.compile(r"\b0x[0-9a-fA-F]+\b"), "0x<addr>"),
+    (
+        re.compile(
+            r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"
+        ),
+        "<uuid>",
+    ),
+    (re.compile(r"\b(?=[0-9a-fA-F]*\d)(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{12,}\b"), "<hex>"),
+    # durations: 0.12s, 340ms, 1.5 seconds, 2m3s
+    (
+        re.compile(
+            r"\b\d+(?:\.\d+)?\s?(?:ns|us|µs|ms|s|sec|secs|seconds?|m|min|mins|minutes?|h)\b"
+            r"(?:\s?\d+(?:\.\d+)?\s?(?:ms|s|sec|secs|seconds?))?"
+        ),
+        "<duration>",
+    ),
+    # process ids and ephemeral ports
+    (re.compile(r"\b(pid|process|PID|Process)([\s=:#]+)\d+"), r"\1\2<pid>"),
+    (re.compile(r"\b(localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1?\]):\d+"), r"\1:<port>"),
+)
+
+
+def normalise_line(line: str) -> str:
+    """``line`` with run-to-run noise replaced by fixed tokens; ``file.py:88`` is kept."""
+    text = line.strip()
+    for pattern, token in _NORMALISE_RULES:
+        text = pattern.sub(token, text)
+    return " ".join(text.split())
+
+
+def failure_signature(lines: list[str], exit_code: int | None, timed_out: bool = False) -> str:
+    """sha256 (hex) of the exit status and the normalised error lines."""
+    status = "timeout" if timed_out else f"exit {exit_code}"
+    material = "\n".join([status, *(normalise_line(line) for line in lines)])
+    return hashlib.sha256(material.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]{0,32}[A-Za-z]|\x1b\][^\x07]{0,256}\x07")
+MAX_LINE_CHARS = 300
+
+
+def _printable(line: str) -> str:
+    """No terminal escapes or control characters (they cannot live in YAML or a terminal)."""
+    from resume_kit.core.escape import escape_controls
+
+    line = _ANSI.sub("", line)
+    if "\r" in line:  # a progress bar redrawn with \r: the visible text is the last part
+        line = line.rstrip("\r").rsplit("\r", 1)[-1]
+    line = escape_controls(line, keep="\t").rstrip()
+    return line if len(line) <= MAX_LINE_CHARS else line[: MAX_LINE_CHARS - 1] + "…"
+
+
+def error_excerpt(output_tail: str) -> list[str]:
+    """The error-relevant lines of the output tail, redacted, at most 20; the last few
+    non-empty lines when no error marker is found."""
+    from resume_kit.facts.logs import error_lines
+    from resume_kit.infra.redact import redact, redact_blocks
+
+    output_tail = redact_blocks(output_tail)  # a key block before any line is picked
+    lines = error_lines(output_tail, max_lines=EXCERPT_MAX_LINES)
+    if not lines:
+        lines = [line for line in output_tail.splitlines() if _printable(line).strip()]
+        lines = [redact(line) for line in lines[-FALLBACK_LINES:]]
+    return [_printable(line) for line in lines][-EXCERPT_MAX_LINES:]
+
+
+# --------------------------------------------------------------------------- evidence
+
+
+def head_commit(root: Path) -> str | None:
+    from resume_kit.infra.gitcmd import run_git
+
+    out = run_git(root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}", check=False)
+    return out or None
+
+
+def tracked_changes_outside_state(root: Path) -> bool:
+    """True when tracked files outside ``.resume-kit/`` differ from HEAD (index or work tree)."""
+    from resume_kit.facts.git import parse_status_v2
+    from resume_kit.infra.gitcmd import run_git_bytes
+    from resume_kit.infra.paths import STATE_DIR
+
+    _, out, _ = run_git_bytes(root, "status", "--porcelain=v2", "-z", "-uno", check=False)
+
+    def outside(path: str | None) -> bool:
+        return path is not None and path != STATE_DIR and not path.startswith(STATE_DIR + "/")
+
+    return any(
+        outside(entry.get("path")) or outside(entry.get("orig_path"))
+        for entry in parse_status_v2(out)["entries"]
+        if entry["kind"] in ("1", "2", "u")
+    )
+
+
+def head_and_dirty(root: Path) -> tuple[str | None, bool]:
+    """:func:`head_commit` and :func:`tracked_changes_outside_state` from one git process
+    (``# branch.oid`` of ``status --branch``): one spawn less per checkpoint, which is much
+    of what ``resume-kit run`` adds per unit."""
+    from resume_kit.facts.git import parse_status_v2
+    from resume_kit.infra.gitcmd import run_git_bytes
+    from resume_kit.infra.paths import STATE_DIR
+
+    _, out, _ = run_git_bytes(
+        root, "status", "--porcelain=v2", "-z", "-uno", "--branch", check=False
+    )
+    status = parse_status_v2(out)
+
+    def outside(path: str | None) -> bool:
+        return path is not None and path != STATE_DIR and not path.startswith(STATE_DIR + "/")
+
+    dirty = any(
+        outside(entry.get("path")) or outside(entry.get("orig_path"))
+        for entry in status["entries"]
+        if entry["kind"] in ("1", "2", "u")
+    )
+    return status["oid"], dirty
+
+
+@dataclass
+class WorkspaceState:
+    commit: str | None
+    dirty: bool
+    fingerprint: str
+
+
+def workspace_state(root: Path, unit: Unit) -> WorkspaceState:
+    from resume_kit.facts.fingerprint import fingerprint
+
+    commit, dirty = head_and_dirty(root)
+    return WorkspaceState(
+        commit=commit,
+        dirty=dirty,
+        fingerprint=fingerprint(root, unit.files, unit.artifacts),
+    )
+
+
+def stale_units(root: Path, progress: Progress) -> list[Unit]:
+    """Done units whose evidence no longer matches the workspace (or that have none)."""
+    from resume_kit.facts.fingerprint import fingerprint
+
+    stale: list[Unit] = []
+    for unit in progress.units:
+        if unit.status != "done":
+            continue
+        if unit.evidence is None or unit.evidence.fingerprint != fingerprint(
+            root, unit.files, unit.artifacts
+        ):
+            stale.append(unit)
+    return stale
+
+
+# --------------------------------------------------------------------------- recording
+
+
+@dataclass
+class Outcome:
+    unit_id: str
+    command: str
+    result: RunResult
+    log: str  # relative to the repo root
+    recorded: bool  # False when the unit vanished or its command changed during the run
+    failure: LastFailure | None = None
+    evidence: Evidence | None = None
+
+
+def build_failure(result: RunResult, previous: LastFailure | None, timeout_s: float) -> LastFailure:
+    lines = error_excerpt(result.output_tail)
+    exit_code = (
+        124 if result.timed_out else (result.exit_code if result.exit_code is not None else 1)
+    )
+    signature = failure_signature(lines, result.exit_code, result.timed_out)
+    repeats = previous.repeats + 1 if previous and previous.signature == signature else 1
+    excerpt = lines
+    if result.timed_out:
+        excerpt = [*excerpt[-(EXCERPT_MAX_LINES - 1) :], f"timed out after {timeout_s:g}s"]
+    return LastFailure(
+        at=now_iso(),
+        exit_code=exit_code,
+        signature=signature,
+        repeats=repeats,
+        excerpt="\n".join(excerpt),
+    )
+
+
+def record(
+    layout: Layout,
+    unit: Unit,
+    command: str,
+    result: RunResult,
+    state: WorkspaceState | None,
+    log: str,
+    timeout_s: float,
+    *,
+    txn: Transaction = transaction,
+) -> Outcome:
+    """Write the outcome of a finished (not interrupted) run into progress.yaml."""
+    outcome = Outcome(unit_id=unit.id, command=command, result=result, log=log, recorded=False)
+    with txn(layout) as doc:
+        current = doc.progress.unit(unit.id)
+        if current is None or current.verify != command:
+            return outcome
+        if result.passed and state is not None:
+            current.status = "done"
+            current.evidence = Evidence(
+                verified_at=now_iso(),
+                commit=state.commit,
+                dirty=state.dirty,
+                fingerprint=state.fingerprint,
+                duration_s=round(result.duration_s, 2),
+                log=log,
+            )
+            current.last_failure = None
+            outcome.evidence = current.evidence
+        else:
+            current.status = "in_progress"
+            current.evidence = None
+            current.last_failure = build_failure(result, current.last_failure, timeout_s)
+            outcome.failure = current.last_failure
+        outcome.recorded = True
+    return outcome
+
+
+@contextlib.contextmanager
+def claim_unit(layout: Layout, unit_id: str) -> Iterator[FileLock]:
+    """Hold ``.resume-kit/running/<id>.lock`` while a unit's command runs, so two processes
+    (two `run`s, or `run` and `verify-next`) never run the same unit at once. The lock also
+    records the command's process group: a resume-kit killed with SIGKILL leaves its command
+    running, and the unit stays claimed until that command is gone."""
+    lock = FileLock(layout.running / unit_id, timeout=0)
+    try:
+        lock.acquire()
+    except LockError:
+        raise LockError(
+            f"unit '{unit_id}' is already being verified by {lock.describe_holder()}",
+            hint="wait for it to finish, then run the command again",
+        ) from None
+    try:
+        yield lock
+    finally:
+        lock.release()
+
+
+def verify_unit(
+    layout: Layout,
+    unit: Unit,
+    timeout_s: float,
+    *,
+    stop: threading.Event | None = None,
+    on_tick: Callable[[float, str], None] | None = None,
+    txn: Transaction = transaction,
+) -> Outcome:
+    """Run ``unit.verify`` and record the result; an interrupted run records nothing."""
+    command = unit.verify
+    if command is None:
+        raise ValueError(f"unit {unit.id} has no verify command")
+    with claim_unit(layout, unit.id) as claim:
+        log_path = new_log_path(layout, unit.id)
+        result = run_command(
+            command,
+            cwd=layout.root,
+            log_path=log_path,
+            timeout_s=timeout_s,
+            stop=stop,
+            on_tick=on_tick,
+            on_start=lambda pgid: claim.annotate(pgid=pgid, unit=unit.id),
+        )
+    log = layout.rel(log_path)
+    prune_runs(layout.runs)
+    if result.interrupted:
+        return Outcome(unit_id=unit.id, command=command, result=result, log=log, recorded=False)
+    # Facts about the workspace are taken as the command left it, before waiting for the lock.
+    state = workspace_state(layout.root, unit) if result.passed else None
+    return record(layout, unit, command, result, state, log, timeout_s, txn=txn)
