@@ -503,7 +503,7 @@ def render_doc(
     for t in found:
         lines.append(f"| {t.what} | {t.goal} | {t.measured} | {'met' if t.met else '**missed**'} |")
     lines.append(f"| hook path, `status`, `snapshot`, `brief` import no heavy module they do "
-                 f"not need | `tests/test_imports.py` | {imports_ok} | "
+                 f"not need | `tests/e2e/test_imports.py` | {imports_ok} | "
                  f"{'met' if imports_ok == 'passes' else '**missed**'} |")  # fmt: skip
     missed = [t for t in found if not t.met]
     if missed:

@@ -22,7 +22,7 @@ that makes git start a program is overridden here, for every git command resume-
 
 resume-kit runs no git command that fires hooks (``core.hooksPath``) on its own, no network
 command, and ``git interpret-trailers`` (whose ``trailer.<key>.command`` would run) only outside
-the repository (:mod:`resume_kit.integrations.hook_entry`). ``tests/test_security_hooks.py`` proves it.
+the repository (:mod:`resume_kit.integrations.hook_entry`). ``tests/adversarial/test_security_hooks.py`` proves it.
 
 git runs through :mod:`subprocess` directly, as pre-commit does: GitPython's runner merges the
 environment it is given into ``os.environ``, so it cannot remove an inherited ``GIT_DIR``, and

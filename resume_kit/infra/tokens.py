@@ -39,7 +39,7 @@ CL100K_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a
 CL100K_CACHE_KEY = "9b5ad71b2ce5302211f9c61530b329a4922fc6a4"
 # The pattern, special tokens, URL and hash are cl100k_base's as tiktoken_ext/openai_public.py
 # (tiktoken 0.14.0, MIT licence, Copyright (c) 2022 OpenAI, Shantanu Jain) defines them;
-# tests/test_tokens_data.py checks them against the installed tiktoken.
+# tests/unit/test_tokens_data.py checks them against the installed tiktoken.
 _CL100K_PATTERN = (
     r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
     r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""

@@ -7,7 +7,7 @@ When resume-kit (``PARENT_PID``) dies, the whole group is stopped: SIGTERM, then
 the unit claimed.
 
 How the death is noticed: on Linux the kernel sends a parent-death signal (``prctl
-PR_SET_PDEATHSIG`` through ctypes; tested in tests/test_security_hooks.py); elsewhere (macOS,
+PR_SET_PDEATHSIG`` through ctypes; tested in tests/adversarial/test_security_hooks.py); elsewhere (macOS,
 the BSDs: the fallback, tested on Linux by forcing it) an interval timer checks every
 :data:`POLL_S` whether ``os.getppid()`` changed. Either way the test is ``getppid() !=
 PARENT_PID``: Linux also sends the signal when the parent *thread* that started us exits.

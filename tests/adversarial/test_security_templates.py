@@ -11,8 +11,8 @@ import json
 import time
 from pathlib import Path
 
+from tests.adversarial.test_injection import strip_spans
 from tests.hostile import CANARY_KEY, CANARY_SECRET, hostile_clone, plant_user_secrets, run_user
-from tests.test_injection import strip_spans
 
 TEMPLATE = ".resume-kit/templates/brief.md.j2"
 PROGRESS = (
@@ -586,7 +586,7 @@ def test_the_time_limit_holds_off_the_main_thread_too() -> None:
     from resume_kit.brief.repo_template import REL_PATH, RepoTemplate
     from resume_kit.infra.errors import ResumeKitError
     from tests.brief_cases import interrupted
-    from tests.test_render import _brief
+    from tests.unit.test_render import _brief
 
     source = "{% for a in range(100000) %}{% for b in range(100000) %}{% endfor %}{% endfor %}"
     template = RepoTemplate(REL_PATH, source, hashlib.sha256(source.encode()).hexdigest())
@@ -633,7 +633,7 @@ def test_the_time_limit_leaves_an_outer_alarm_armed() -> None:
     from resume_kit.brief.render import render
     from resume_kit.brief.repo_template import REL_PATH, RepoTemplate
     from tests.brief_cases import interrupted
-    from tests.test_render import _brief
+    from tests.unit.test_render import _brief
 
     fired: list[int] = []
     previous = signal.signal(signal.SIGALRM, lambda signum, frame: fired.append(signum))

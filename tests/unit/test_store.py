@@ -13,8 +13,7 @@ import pytest
 
 from resume_kit.infra.errors import LockError
 from resume_kit.infra.store import FileLock, atomic_write, keep_history
-
-from .conftest import run_cli
+from tests.conftest import run_cli
 
 
 def test_atomic_write_replaces_and_leaves_no_temporary_files(tmp_path: Path) -> None:

@@ -16,8 +16,7 @@ from pathlib import Path
 import pytest
 
 from resume_kit.integrations.git_hooks import _BOOTSTRAP, package_parent
-
-from .conftest import git
+from tests.conftest import git
 
 # Never needed by any of these paths: the summariser's SDK and its HTTP stack, typer's optional
 # Pydantic coercion, GitPython (git runs through subprocess), the round-trip YAML library
@@ -235,7 +234,9 @@ def test_python_m_hookentry(workspace: Path, tmp_path: Path) -> None:
     assert "subprocess" not in found
 
 
-def test_hooks_installed_before_the_package_tree_still_work(workspace: Path, tmp_path: Path) -> None:
+def test_hooks_installed_before_the_package_tree_still_work(
+    workspace: Path, tmp_path: Path
+) -> None:
     """Old hook scripts import ``resume_kit.hookentry``; the shim hands them to the new module."""
     message = _message(tmp_path)
     old_bootstrap = "import sys\nsys.path.insert(0, sys.argv.pop(1))\nfrom resume_kit.hookentry import main\nsys.exit(main())\n"

@@ -9,8 +9,7 @@ import pytest
 from resume_kit.infra.paths import find_layout
 from resume_kit.integrations import hook_entry as hookentry
 from resume_kit.progress_file.io import load
-
-from .conftest import git
+from tests.conftest import git
 
 PROGRESS = ".resume-kit/progress.yaml"
 

@@ -24,7 +24,7 @@ from resume_kit.facts.transcripts import (
 )
 from resume_kit.model.progress import Evidence, Unit
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parent.parent / "fixtures"
 CODEX_FIXTURE = (
     FIXTURES / "codex" / "rollout-2026-01-02T03-04-05-11111111-1111-4111-8111-111111111111.jsonl"
 )

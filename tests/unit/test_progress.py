@@ -15,8 +15,7 @@ from resume_kit.model import progress as p
 from resume_kit.progress_file import io as progress_io
 from resume_kit.progress_file import roundtrip as progress_yaml
 from resume_kit.progress_file import validate as progress_validate
-
-from .conftest import run_cli
+from tests.conftest import run_cli
 
 GOOD = """\
 # A person's header comment

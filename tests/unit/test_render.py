@@ -1,7 +1,7 @@
 """Rendering the brief: golden Markdown, formats, fitting to the token budget, templates, speed.
 
 Golden files live in tests/golden/; regenerate them after a deliberate wording change with
-``RESUME_KIT_UPDATE_GOLDEN=1 pytest tests/test_render.py`` and review the diff.
+``RESUME_KIT_UPDATE_GOLDEN=1 pytest tests/unit/test_render.py`` and review the diff.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from resume_kit.model.findings import finding
 from resume_kit.model.progress import Evidence, LastFailure, Progress, Unit
 from tests.brief_cases import all_done, base_snapshot, blocked, interrupted, trouble
 
-GOLDEN = Path(__file__).parent / "golden"
+GOLDEN = Path(__file__).parent.parent / "golden"
 UPDATE = os.environ.get("RESUME_KIT_UPDATE_GOLDEN") == "1"
 
 

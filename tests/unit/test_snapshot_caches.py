@@ -10,8 +10,7 @@ from hypothesis import strategies as st
 
 from resume_kit.facts.snapshot import evidence_ancestry, load_known_ancestors, save_known_ancestors
 from resume_kit.infra.paths import as_posix
-
-from .conftest import git
+from tests.conftest import git
 
 A = "a" * 40
 B = "b" * 40

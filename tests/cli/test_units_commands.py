@@ -8,8 +8,7 @@ from pathlib import Path
 from resume_kit.model import progress as p
 from resume_kit.progress_file import roundtrip as progress_yaml
 from resume_kit.progress_file import validate as progress_validate
-
-from .conftest import Result, run_cli
+from tests.conftest import Result, run_cli
 
 
 def load(repo: Path) -> p.Progress:

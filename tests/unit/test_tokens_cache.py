@@ -35,7 +35,7 @@ def fresh(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Path]:
 
 
 def _reference() -> tiktoken.Encoding:
-    """Built straight from the bundled file, no cache (tests/test_tokens_data.py checks it
+    """Built straight from the bundled file, no cache (tests/unit/test_tokens_data.py checks it
     against known counts and against tiktoken's own definition)."""
     ranks = tokens.parse_tiktoken_bpe(tokens.verified_data(tokens.data_file()))
     encoding: tiktoken.Encoding = tokens._build(ranks)

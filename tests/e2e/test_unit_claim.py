@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from .conftest import run_cli
+from tests.conftest import run_cli
 
 TRUST_ALL = {"RESUME_KIT_TRUST": "all"}
 
@@ -60,7 +60,7 @@ def test_a_unit_being_verified_is_not_started_twice(repo: Path) -> None:
 
 def test_the_command_of_a_killed_verify_keeps_its_unit_claimed(repo: Path) -> None:
     """The supervisor normally stops the command when verify-next dies
-    (tests/test_security_hooks.py); with the supervisor SIGKILLed too, the command outlives
+    (tests/adversarial/test_security_hooks.py); with the supervisor SIGKILLed too, the command outlives
     both, and the claim says which process group still runs and how to stop it."""
     fifo = _blocking_unit(repo)
     first = _start_verify(repo)

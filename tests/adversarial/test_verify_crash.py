@@ -22,9 +22,9 @@ import yaml
 
 from resume_kit.infra.paths import find_layout
 from resume_kit.progress_file.io import load
+from tests.cli.test_verify import process_gone, wait_ready
 from tests.conftest import run_cli
 from tests.helpers_snapshot import write_progress
-from tests.test_verify import process_gone, wait_ready
 
 GATED = "echo $$ > ready.fifo; cat gate.fifo > /dev/null; echo passed > result.txt"
 
