@@ -84,7 +84,7 @@ def test_kill_9_while_the_command_runs(repo: Path) -> None:
         proc.send_signal(signal.SIGKILL)
         proc.communicate(timeout=60)
         assert proc.returncode == -signal.SIGKILL
-        # The command dies with resume-kit (resume_kit/supervisor.py): no orphan finishes
+        # The command dies with resume-kit (resume_kit/runner/supervisor.py): no orphan finishes
         # unrecorded or keeps the unit claimed.
         assert process_gone(shell)
     assert not (repo / "result.txt").exists()
