@@ -24,9 +24,8 @@ resume-kit runs no git command that fires hooks (``core.hooksPath``) on its own,
 command, and ``git interpret-trailers`` (whose ``trailer.<key>.command`` would run) only outside
 the repository (:mod:`resume_kit.integrations.hook_entry`). ``tests/adversarial/test_security_hooks.py`` proves it.
 
-git runs through :mod:`subprocess` directly, as pre-commit does: GitPython's runner merges the
-environment it is given into ``os.environ``, so it cannot remove an inherited ``GIT_DIR``, and
-its import alone costs ~60 ms on the hook and brief paths.
+git runs through :mod:`subprocess` directly, as pre-commit does; why GitPython stays out
+(import cost, maintenance mode, leaks, no porcelain-v2 parser) is in docs/architecture.md.
 """
 
 from __future__ import annotations
