@@ -267,16 +267,16 @@ def _kinds(shape: tuple[type, ...]) -> frozenset[type]:
 
 def _column_problem(values: list[object], shape: _Shape, where: str) -> str | None:
     """Where some of ``values`` depart from ``shape``, or None. The values are checked one
-    field at a time across all of them (a column), which keeps 2,000 units at about a
-    millisecond; ``where`` names the field, ``[]`` standing for any item of a list or map."""
+    field at a time across all of them (a column): a snapshot of 2,000 units and 2,000
+    artifacts takes ~2 ms. ``where`` names the field, ``[]`` standing for any list or map item."""
     if isinstance(shape, tuple):
         return None if set(map(type, values)) <= _kinds(shape) else where
     if isinstance(shape, _Opt):
         return _column_problem([v for v in values if v is not None], shape.shape, where)
     if isinstance(shape, _Obj):
-        if not set(map(type, values)) <= {dict, _Missing}:
+        if not set(map(type, values)) <= {dict}:
             return where
-        objects = cast(list[dict[str, object]], [v for v in values if v is not _ABSENT])
+        objects = cast(list[dict[str, object]], values)
         for key, field in shape.fields:
             if isinstance(field, tuple):
                 if not {type(o.get(key, _ABSENT)) for o in objects} <= _kinds(field):
@@ -288,7 +288,7 @@ def _column_problem(values: list[object], shape: _Shape, where: str) -> str | No
                 return found
         return None
     container = list if isinstance(shape, _List) else dict
-    if not set(map(type, values)) <= {container, _Missing}:
+    if not set(map(type, values)) <= {container}:
         return where
     items: list[object] = []
     for value in values:
