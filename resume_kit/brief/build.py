@@ -21,6 +21,7 @@ from typing import Any
 from resume_kit.core.escape import escape_controls
 from resume_kit.core.timeutil import parse_utc
 from resume_kit.facts.fingerprint import glob_match
+from resume_kit.model.facts import ChangeEntry, PathStatus, Snapshot
 from resume_kit.model.findings import SEVERITY_ORDER, Finding
 from resume_kit.model.progress import Progress, Unit, pick_next, why_next
 
@@ -226,18 +227,6 @@ def _short_sha(value: object) -> str | None:
     return None
 
 
-def _int(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _dict(value: object) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _list(value: object) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
 # --------------------------------------------------------------------------- the model
 
 
@@ -407,26 +396,25 @@ def _progress_part(progress: Progress, now: dt.datetime) -> ProgressPart:
 _KIND_ORDER = {"conflict": 0, "staged": 1, "unstaged": 2, "untracked": 3}
 
 
-def _path_items(snapshot: Mapping[str, Any], next_unit: Unit | None) -> tuple[list[PathItem], int]:
-    repo = _dict(snapshot.get("repo"))
-    changes = _dict(snapshot.get("changes"))
+def _path_items(snapshot: Snapshot, next_unit: Unit | None) -> tuple[list[PathItem], int]:
+    repo = snapshot.get("repo") or {}
+    changes = snapshot.get("changes") or {}
     patterns = [*next_unit.files, *next_unit.artifacts] if next_unit else []
     seen: dict[str, PathItem] = {}
-    sources: list[tuple[str, list[Any]]] = [
-        ("conflict", _list(repo.get("conflicts"))),
-        ("staged", _list(changes.get("staged"))),
-        ("unstaged", _list(changes.get("unstaged"))),
-        ("untracked", _list(changes.get("untracked"))),
+    sources: list[tuple[str, Sequence[PathStatus | ChangeEntry]]] = [
+        ("conflict", repo.get("conflicts") or []),
+        ("staged", changes.get("staged") or []),
+        ("unstaged", changes.get("unstaged") or []),
+        ("untracked", changes.get("untracked") or []),
     ]
     for kind, entries in sources:
         for entry in entries:
-            entry = _dict(entry)
             path = entry.get("path")
-            if not isinstance(path, str) or not path:
+            if not path:
                 continue
             if path in seen:
                 continue
-            status = str(entry.get("status") or "")
+            status = entry.get("status") or ""
             mine = bool(patterns) and glob_match(path, patterns)
             label = kind if kind == "untracked" else f"{kind} {one_line(status, 8)}".strip()
             if mine:
@@ -442,8 +430,10 @@ def _path_items(snapshot: Mapping[str, Any], next_unit: Unit | None) -> tuple[li
     # Most relevant first: the next unit's files, then conflicts, then tracked changes,
     # then untracked files; the snapshot's own order within each.
     items.sort(key=lambda item: (not item.next_unit, _KIND_ORDER[item.kind]))
-    counts = _dict(changes.get("counts"))
-    total = sum(_int(counts.get(k)) or 0 for k in ("staged", "unstaged", "untracked"))
+    counts = changes.get("counts") or {}
+    total = (
+        (counts.get("staged") or 0) + (counts.get("unstaged") or 0) + (counts.get("untracked") or 0)
+    )
     return items, max(total, len(items))
 
 
@@ -489,16 +479,16 @@ def group_paths(items: list[PathItem]) -> list[PathItem]:
     return grouped
 
 
-def _facts(snapshot: Mapping[str, Any], paths_total: int) -> list[tuple[str, str]]:
+def _facts(snapshot: Snapshot, paths_total: int) -> list[tuple[str, str]]:
     """(kind, markdown) pairs; kinds: branch, operation, changes, stash."""
-    repo = _dict(snapshot.get("repo"))
+    repo = snapshot.get("repo") or {}
     facts: list[tuple[str, str]] = []
     branch = repo.get("branch")
     head = _short_sha(repo.get("head"))
-    commits = _list(snapshot.get("recent_commits"))
+    commits = snapshot.get("recent_commits") or []
     head_subject = None
-    if commits and head and _short_sha(_dict(commits[0]).get("sha")) == head:
-        head_subject = _dict(commits[0]).get("subject")
+    if commits and head and _short_sha(commits[0].get("sha")) == head:
+        head_subject = commits[0].get("subject")
     if repo.get("unborn"):
         where = f"branch {code(branch)}" if isinstance(branch, str) else "an unborn branch"
         facts.append(("branch", f"On {where} with no commits yet."))
@@ -508,7 +498,7 @@ def _facts(snapshot: Mapping[str, Any], paths_total: int) -> list[tuple[str, str
         if not isinstance(branch, str):
             track = ""
         elif isinstance(upstream, str) and upstream:
-            ahead, behind = _int(repo.get("ahead")), _int(repo.get("behind"))
+            ahead, behind = repo.get("ahead"), repo.get("behind")
             track = f" tracking {code(upstream)}"
             if ahead is not None or behind is not None:
                 track += f" (ahead {ahead or 0}, behind {behind or 0})"
@@ -523,8 +513,8 @@ def _facts(snapshot: Mapping[str, Any], paths_total: int) -> list[tuple[str, str
                 line += f" {code(head_subject, 120)}"
         facts.append(("branch", line + "."))
     operation = repo.get("operation")
-    conflicts = _list(repo.get("conflicts"))
-    if isinstance(operation, str) and operation:
+    conflicts = repo.get("conflicts") or []
+    if operation:
         text = f"**A {one_line(operation, 20)} is in progress**"
         if conflicts:
             text += f" with {len(conflicts)} conflicted file{'s' if len(conflicts) != 1 else ''}"
@@ -532,16 +522,13 @@ def _facts(snapshot: Mapping[str, Any], paths_total: int) -> list[tuple[str, str
     elif conflicts:
         plural = "s" if len(conflicts) != 1 else ""
         facts.append(("operation", f"**{len(conflicts)} conflicted file{plural}.**"))
-    counts = _dict(_dict(snapshot.get("changes")).get("counts"))
-    staged = _int(counts.get("staged")) or 0
-    unstaged = _int(counts.get("unstaged")) or 0
-    untracked = _int(counts.get("untracked")) or 0
+    changes = snapshot.get("changes") or {}
+    counts = changes.get("counts") or {}
+    staged = counts.get("staged") or 0
+    unstaged = counts.get("unstaged") or 0
+    untracked = counts.get("untracked") or 0
     if staged or unstaged or untracked:
-        more = (
-            " (list truncated by the snapshot)"
-            if _dict(snapshot.get("changes")).get("truncated")
-            else ""
-        )
+        more = " (list truncated by the snapshot)" if changes.get("truncated") else ""
         facts.append(
             (
                 "changes",
@@ -551,7 +538,7 @@ def _facts(snapshot: Mapping[str, Any], paths_total: int) -> list[tuple[str, str
         )
     elif paths_total == 0 and not repo.get("unborn"):
         facts.append(("changes", "Working tree clean (outside .resume-kit/)."))
-    stashes = _int(repo.get("stash_count")) or 0
+    stashes = repo.get("stash_count") or 0
     if stashes:
         facts.append(("stash", f"{stashes} stash entr{'ies' if stashes != 1 else 'y'}."))
     return facts
@@ -569,18 +556,17 @@ def latest_pass(progress: Progress) -> tuple[dt.datetime, str] | None:
 
 
 def _log_part(
-    snapshot: Mapping[str, Any], now: dt.datetime, passed: tuple[dt.datetime, str] | None = None
+    snapshot: Snapshot, now: dt.datetime, passed: tuple[dt.datetime, str] | None = None
 ) -> tuple[LogPart | None, int]:
-    logs = [_dict(entry) for entry in _list(snapshot.get("logs"))]
-    with_errors = [entry for entry in logs if _list(entry.get("error_lines"))]
+    with_errors = [entry for entry in snapshot.get("logs") or [] if entry.get("error_lines")]
     if not with_errors:
         return None, 0
     newest = max(
         with_errors,
         key=lambda e: parse_utc(e.get("mtime")) or dt.datetime.min.replace(tzinfo=dt.timezone.utc),
     )
-    raw_lines = [str(x) for x in _list(newest.get("error_lines"))]
-    path = str(newest.get("path") or "?")
+    raw_lines = newest.get("error_lines") or []
+    path = newest.get("path") or "?"
     mtime = newest.get("mtime")
     written = parse_utc(mtime)
     log_age = age(mtime, now)
@@ -591,28 +577,28 @@ def _log_part(
         path=redacted(path),
         path_md=code(path),
         age=log_age,
-        mtime=mtime if isinstance(mtime, str) else None,
+        mtime=mtime,
         lines=block_lines(raw_lines),
         data_lines=[redacted(line) for line in raw_lines],
     )
     return part, len(with_errors) - 1
 
 
-def _transcript_part(snapshot: Mapping[str, Any], now: dt.datetime) -> TranscriptPart | None:
+def _transcript_part(snapshot: Snapshot, now: dt.datetime) -> TranscriptPart | None:
     raw = snapshot.get("transcript")
-    if not isinstance(raw, dict):
+    if raw is None:
         return None
     items: list[TranscriptItem] = []
-    todos = [_dict(t) for t in _list(raw.get("todos"))]
+    todos = raw.get("todos") or []
     for todo in todos:
         if todo.get("status") == "in_progress":
-            content = str(todo.get("content") or "")
+            content = todo.get("content") or ""
             items.append(
                 TranscriptItem(
                     "todo_in_progress", f"Todo in progress: {code(content)}", redacted(content)
                 )
             )
-    errors = [_dict(e) for e in _list(raw.get("tool_errors"))]
+    errors = raw.get("tool_errors") or []
     if errors:
         last = errors[-1]
         tool = last.get("tool")
@@ -626,13 +612,13 @@ def _transcript_part(snapshot: Mapping[str, Any], now: dt.datetime) -> Transcrip
                 f"{label}: {code(last.get('message') or '', 300)}",
                 {
                     "tool": tool,
-                    "message": redacted(str(last.get("message") or "")),
+                    "message": redacted(last.get("message") or ""),
                     "at": last.get("at"),
                 },
             )
         )
     request = raw.get("last_request")
-    if isinstance(request, str) and request.strip():
+    if request and request.strip():
         items.append(
             TranscriptItem(
                 "last_request",
@@ -640,8 +626,8 @@ def _transcript_part(snapshot: Mapping[str, Any], now: dt.datetime) -> Transcrip
                 redacted(request),
             )
         )
-    compactions = _dict(raw.get("compactions"))
-    count = _int(compactions.get("count")) or 0
+    compactions = raw.get("compactions") or {}
+    count = compactions.get("count") or 0
     if count:
         when = age(compactions.get("last_at"), now)
         items.append(
@@ -656,12 +642,12 @@ def _transcript_part(snapshot: Mapping[str, Any], now: dt.datetime) -> Transcrip
     if todos:
         by_status: dict[str, int] = {}
         for todo in todos:
-            status = str(todo.get("status") or "pending")
+            status = todo.get("status") or "pending"
             by_status[status] = by_status.get(status, 0) + 1
         summary = ", ".join(f"{n} {s.replace('_', ' ')}" for s, n in sorted(by_status.items()))
         items.append(TranscriptItem("todos", f"Todo list: {one_line(summary, 80)}.", by_status))
-    for note in _list(raw.get("notes"))[:3]:
-        items.append(TranscriptItem("note", f"Note: {code(note)}", redacted(str(note))))
+    for note in (raw.get("notes") or [])[:3]:
+        items.append(TranscriptItem("note", f"Note: {code(note)}", redacted(note)))
     agent = plain(raw.get("agent") or "agent", 20)
     return TranscriptPart(agent=agent, updated=age(raw.get("updated_at"), now), items=items)
 
@@ -699,20 +685,23 @@ def _summary_part(summary: Any) -> SummaryPart | None:
 
 
 def _workspace_part(
-    snapshot: Mapping[str, Any],
+    snapshot: Snapshot,
     next_unit: Unit | None,
     summary: Any,
     now: dt.datetime,
     passed: tuple[dt.datetime, str] | None = None,
 ) -> WorkspacePart:
     paths, paths_total = _path_items(snapshot, next_unit)
-    tests_raw = _dict(snapshot.get("tests"))
-    tests = [one_line(t, 200) for t in _list(tests_raw.get("pytest_last_failed"))]
+    tests_raw = snapshot.get("tests") or {}
+    failing = tests_raw.get("pytest_last_failed") or []
+    tests = [one_line(t, 200) for t in failing]
     log, other_logs = _log_part(snapshot, now, passed)
     transcript = _transcript_part(snapshot, now)
     summary_part = _summary_part(summary)
-    repo = _dict(snapshot.get("repo"))
-    changes = _dict(snapshot.get("changes"))
+    repo = snapshot.get("repo") or {}
+    changes = snapshot.get("changes") or {}
+    counts = changes.get("counts") or {}
+    raw_transcript = snapshot.get("transcript") or {}
     data: dict[str, Any] = {
         "branch": repo.get("branch"),
         "head": repo.get("head"),
@@ -722,11 +711,12 @@ def _workspace_part(
         "behind": repo.get("behind"),
         "operation": repo.get("operation"),
         "conflicts": [p.path for p in paths if p.kind == "conflict"],
-        "stash_count": _int(repo.get("stash_count")) or 0,
+        "stash_count": repo.get("stash_count") or 0,
         "changes": {
             "counts": {
-                k: _int(_dict(changes.get("counts")).get(k)) or 0
-                for k in ("staged", "unstaged", "untracked")
+                "staged": counts.get("staged") or 0,
+                "unstaged": counts.get("unstaged") or 0,
+                "untracked": counts.get("untracked") or 0,
             },
             "truncated": bool(changes.get("truncated")),
             "paths": [
@@ -734,7 +724,7 @@ def _workspace_part(
                 for p in paths
             ],
         },
-        "failing_tests": [redacted(str(t)) for t in _list(tests_raw.get("pytest_last_failed"))],
+        "failing_tests": [redacted(t) for t in failing],
         "log": None
         if log is None
         else {
@@ -745,18 +735,18 @@ def _workspace_part(
         "transcript": None
         if transcript is None
         else {
-            "agent": _dict(snapshot.get("transcript")).get("agent"),
-            "updated_at": _dict(snapshot.get("transcript")).get("updated_at"),
+            "agent": raw_transcript.get("agent"),
+            "updated_at": raw_transcript.get("updated_at"),
             "items": [{"kind": i.kind, "value": i.data} for i in transcript.items],
         },
-        "notes": [redacted(str(n)) for n in _list(snapshot.get("notes"))],
+        "notes": [redacted(n) for n in snapshot.get("notes") or []],
     }
     return WorkspacePart(
         facts=_facts(snapshot, paths_total),
         paths=group_paths(paths),
         paths_total=paths_total,
         tests=tests,
-        tests_source=code(tests_raw["source"], 120) if tests_raw.get("source") else None,
+        tests_source=code(source, 120) if (source := tests_raw.get("source")) else None,
         log=log,
         other_logs=other_logs,
         transcript=transcript,
@@ -926,7 +916,7 @@ def _no_next(progress: Progress) -> str:
 
 def build_brief(
     progress: Progress,
-    snapshot: Mapping[str, Any],
+    snapshot: Snapshot,
     findings: Sequence[Finding],
     *,
     summary: Any = None,
@@ -958,5 +948,5 @@ def build_brief(
         else _next_part(progress, next_unit, findings, now, approved=approved),
         no_next_md=None if next_unit is not None else _no_next(progress),
         generated_at=now.strftime("%Y-%m-%dT%H:%M:%SZ"),
-        snapshot_id=snapshot.get("id") if isinstance(snapshot.get("id"), str) else None,
+        snapshot_id=snapshot.get("id"),
     )

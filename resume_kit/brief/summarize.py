@@ -27,6 +27,7 @@ from typing import Any
 
 from resume_kit.infra.redact import redact
 from resume_kit.infra.store import atomic_write
+from resume_kit.model.facts import Snapshot
 from resume_kit.progress_file.config import Config
 
 FIELDS = ("done", "key_results", "todo", "references")
@@ -91,41 +92,36 @@ class SummaryInputs:
 
     @classmethod
     def from_snapshot(
-        cls, snapshot: Mapping[str, Any], *, goal: str | None, references: Iterable[str] = ()
+        cls, snapshot: Snapshot, *, goal: str | None, references: Iterable[str] = ()
     ) -> SummaryInputs:
-        """Pick the summarisable parts of a snapshot (schema: SPEC 2); odd shapes are skipped."""
+        """Pick the summarisable parts of a snapshot (schema: SPEC 2, checked by its type)."""
         logs: list[LogExcerpt] = []
-        refs: list[str] = [r for r in references if isinstance(r, str)]
-        for log in _dicts(snapshot.get("logs")):
-            path, lines = log.get("path"), _strings(log.get("error_lines"))
-            if isinstance(path, str) and lines:
+        refs: list[str] = list(references)
+        for log in snapshot.get("logs") or []:
+            path, lines = log.get("path"), tuple(log.get("error_lines") or ())
+            if path is not None and lines:
                 logs.append(LogExcerpt(path, lines))
                 refs.append(path)
-        for artifact in _dicts(snapshot.get("artifacts")):
-            if isinstance(artifact.get("path"), str):
+        for artifact in snapshot.get("artifacts") or []:
+            if "path" in artifact:
                 refs.append(artifact["path"])
-        tests = snapshot.get("tests")
-        failing = _strings(tests.get("pytest_last_failed")) if isinstance(tests, dict) else ()
+        failing = tuple((snapshot.get("tests") or {}).get("pytest_last_failed") or ())
         todos: list[tuple[str, str]] = []
         tool_errors: list[str] = []
-        last_request = None
-        transcript = snapshot.get("transcript")
-        if isinstance(transcript, dict):
-            for todo in _dicts(transcript.get("todos")):
-                status, content = todo.get("status"), todo.get("content")
-                if isinstance(status, str) and isinstance(content, str):
-                    todos.append((status, content))
-            for error in _dicts(transcript.get("tool_errors")):
-                message, tool = error.get("message"), error.get("tool")
-                if isinstance(message, str):
-                    tool_errors.append(f"{tool}: {message}" if isinstance(tool, str) else message)
-            if isinstance(transcript.get("last_request"), str):
-                last_request = transcript["last_request"]
+        transcript = snapshot.get("transcript") or {}
+        for todo in transcript.get("todos") or []:
+            if "status" in todo and "content" in todo:
+                todos.append((todo["status"], todo["content"]))
+        for error in transcript.get("tool_errors") or []:
+            if "message" in error:
+                tool = error.get("tool")
+                message = error["message"]
+                tool_errors.append(f"{tool}: {message}" if tool is not None else message)
         return cls(
             goal=goal,
             logs=tuple(logs),
             todos=tuple(todos),
-            last_request=last_request,
+            last_request=transcript.get("last_request"),
             tool_errors=tuple(tool_errors),
             failing_tests=failing,
             references=tuple(dict.fromkeys(refs)),
@@ -453,11 +449,3 @@ def _prune(folder: Path) -> None:
     for old in entries[CACHE_KEEP:]:
         with contextlib.suppress(OSError):
             old.unlink()
-
-
-def _dicts(value: Any) -> list[dict[str, Any]]:
-    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
-
-
-def _strings(value: Any) -> tuple[str, ...]:
-    return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list) else ()

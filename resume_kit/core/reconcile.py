@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from resume_kit.facts.fingerprint import glob_regex
+from resume_kit.model.facts import Changes, RepoFacts, Snapshot, UnitFacts
 from resume_kit.model.findings import SEVERITY_ORDER, Finding, finding
 from resume_kit.model.progress import Progress, Unit
 
@@ -152,11 +153,11 @@ class Ownership:
 # --------------------------------------------------------------------------- the checks
 
 
-def _workspace_findings(repo: Mapping[str, Any]) -> list[Finding]:
+def _workspace_findings(repo: RepoFacts) -> list[Finding]:
     found: list[Finding] = []
     operation = repo.get("operation")
     if operation:
-        fix = _OPERATION_FIX.get(str(operation), f"finish or abort the {operation}")
+        fix = _OPERATION_FIX.get(operation, f"finish or abort the {operation}")
         found.append(
             finding(
                 "OPERATION_IN_PROGRESS",
@@ -164,7 +165,7 @@ def _workspace_findings(repo: Mapping[str, Any]) -> list[Finding]:
                 f"{fix} before resuming work",
             )
         )
-    conflicts = [str(c.get("path")) for c in repo.get("conflicts") or [] if isinstance(c, Mapping)]
+    conflicts = [str(c.get("path")) for c in repo.get("conflicts") or []]
     if conflicts:
         found.append(
             finding(
@@ -178,7 +179,7 @@ def _workspace_findings(repo: Mapping[str, Any]) -> list[Finding]:
 
 
 def _done_unit_findings(
-    unit: Unit, facts: Mapping[str, Any], now: Any, shallow: bool = False
+    unit: Unit, facts: UnitFacts, now: str | None, shallow: bool = False
 ) -> list[Finding]:
     evidence = unit.evidence
     if evidence is None:
@@ -192,7 +193,7 @@ def _done_unit_findings(
         ]
     found: list[Finding] = []
     when = describe_age(evidence.verified_at, now) or evidence.verified_at or "at an unknown time"
-    missing = [str(path) for path in facts.get("missing_artifacts") or []]
+    missing = facts.get("missing_artifacts") or []
     current = facts.get("fingerprint")
     if missing:
         found.append(
@@ -251,24 +252,22 @@ def _stuck(unit: Unit) -> Finding | None:
     )
 
 
-def _changed_paths(changes: Mapping[str, Any]) -> list[str]:
+def _changed_paths(changes: Changes) -> list[str]:
     seen: dict[str, None] = {}
-    for kind in ("staged", "unstaged", "untracked"):
-        for entry in changes.get(kind) or []:
-            if not isinstance(entry, Mapping):
-                continue
-            path = str(entry.get("path") or "")
+    for entries in (changes.get("staged"), changes.get("unstaged"), changes.get("untracked")):
+        for entry in entries or []:
+            path = entry.get("path") or ""
             if path and path != ".resume-kit/" and not path.startswith(".resume-kit/"):
                 seen[path] = None
     return list(seen)
 
 
-def _unaccounted(progress: Progress, snapshot: Mapping[str, Any]) -> Finding | None:
+def _unaccounted(progress: Progress, snapshot: Snapshot) -> Finding | None:
     if not any(unit.files for unit in progress.units):
         return None
     owned = Ownership(
         [glob for unit in progress.units for glob in (*unit.files, *unit.artifacts)]
-        + [str(a.get("path")) for a in snapshot.get("artifacts") or [] if isinstance(a, Mapping)]
+        + [str(a.get("path")) for a in snapshot.get("artifacts") or []]
     )
     changes = snapshot.get("changes") or {}
     stray = [path for path in _changed_paths(changes) if not owned.owns(path)]
@@ -283,8 +282,8 @@ def _unaccounted(progress: Progress, snapshot: Mapping[str, Any]) -> Finding | N
     )
 
 
-def _tests(snapshot: Mapping[str, Any]) -> Finding | None:
-    failing = [str(t) for t in (snapshot.get("tests") or {}).get("pytest_last_failed") or []]
+def _tests(snapshot: Snapshot) -> Finding | None:
+    failing = (snapshot.get("tests") or {}).get("pytest_last_failed") or []
     if not failing:
         return None
     return finding(
@@ -294,16 +293,12 @@ def _tests(snapshot: Mapping[str, Any]) -> Finding | None:
     )
 
 
-def _log_errors(snapshot: Mapping[str, Any]) -> Finding | None:
-    with_errors = [
-        log
-        for log in snapshot.get("logs") or []
-        if isinstance(log, Mapping) and log.get("error_lines")
-    ]
+def _log_errors(snapshot: Snapshot) -> Finding | None:
+    with_errors = [log for log in snapshot.get("logs") or [] if log.get("error_lines")]
     if not with_errors:
         return None
-    newest = max(with_errors, key=lambda log: str(log.get("mtime") or ""))
-    lines = list(newest.get("error_lines") or [])
+    newest = max(with_errors, key=lambda log: log.get("mtime") or "")
+    lines = newest.get("error_lines") or []
     others = len(with_errors) - 1
     return finding(
         "LOG_ERRORS",
@@ -329,7 +324,7 @@ def _side_effects(progress: Progress) -> list[Finding]:
     ]
 
 
-def _transcript(progress: Progress, snapshot: Mapping[str, Any]) -> list[Finding]:
+def _transcript(progress: Progress, snapshot: Snapshot) -> list[Finding]:
     transcript = snapshot.get("transcript")
     if not transcript:
         return []
@@ -339,7 +334,7 @@ def _transcript(progress: Progress, snapshot: Mapping[str, Any]) -> list[Finding
         return []
     found: list[Finding] = []
     reported: set[str] = set()
-    for unit_id, todo in completed_todos_matching(progress.units, dict(transcript)):
+    for unit_id, todo in completed_todos_matching(progress.units, transcript):
         unit = progress.unit(unit_id)
         if unit is None or unit.id in reported or unit.status == "done":
             continue  # done without evidence is DONE_UNVERIFIED already
@@ -373,7 +368,7 @@ def _finalise(found: list[Finding], order: Mapping[str, int]) -> list[Finding]:
     return [f for _, f in indexed]
 
 
-def reconcile(progress: Progress | None, snapshot: Mapping[str, Any]) -> list[Finding]:
+def reconcile(progress: Progress | None, snapshot: Snapshot) -> list[Finding]:
     """Findings about ``progress`` given the ``snapshot`` facts, most severe first."""
     found: list[Finding] = []
     order: dict[str, int] = {}
@@ -395,7 +390,7 @@ def reconcile(progress: Progress | None, snapshot: Mapping[str, Any]) -> list[Fi
         for unit in progress.units:
             if unit.status == "done":
                 facts = units_facts.get(unit.id)
-                if isinstance(facts, Mapping):
+                if facts is not None:
                     found.extend(_done_unit_findings(unit, facts, now, shallow))
                 elif unit.evidence is None:
                     found.extend(_done_unit_findings(unit, {}, now))
@@ -410,7 +405,7 @@ def reconcile(progress: Progress | None, snapshot: Mapping[str, Any]) -> list[Fi
     for extra in (_tests(snapshot), _log_errors(snapshot)):
         if extra is not None:
             found.append(extra)
-    notes = [str(n) for n in snapshot.get("notes") or []]
+    notes = snapshot.get("notes") or []
     if progress is None:
         notes = [n for n in notes if not n.startswith("progress.yaml")]
     for note in notes[:MAX_NOTES]:

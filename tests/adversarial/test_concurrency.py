@@ -78,7 +78,7 @@ import json, os, sys
 from pathlib import Path
 import yaml
 from resume_kit.progress_file import io as progress_io
-from resume_kit.facts.snapshot import read_snapshot
+from resume_kit.facts.snapshot_store import read_snapshot
 
 state = Path(sys.argv[1]) / ".resume-kit"
 stop = Path(sys.argv[2])

@@ -49,7 +49,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from resume_kit.facts.snapshot import load_latest, read_snapshot
+from resume_kit.facts.snapshot_store import load_latest, read_snapshot
 from resume_kit.infra.paths import GITIGNORE_BODY, find_layout
 from resume_kit.progress_file import io as progress_io
 from resume_kit.progress_file import roundtrip as progress_yaml

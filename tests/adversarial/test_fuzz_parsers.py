@@ -489,7 +489,8 @@ SNAPSHOT_KEYS = {"schema_version", "id", "created_at", "trigger", "repo", "chang
 def test_snapshots_save_and_load_back_intact(
     extra: dict[str, Any], name: str, raw_name: bytes
 ) -> None:
-    from resume_kit.facts.snapshot import json_safe, load_latest, read_snapshot, save_snapshot
+    from resume_kit.facts.snapshot import json_safe
+    from resume_kit.facts.snapshot_store import load_latest, read_snapshot, save_snapshot
     from resume_kit.infra.paths import Layout
 
     root = Path(tempfile.mkdtemp())
@@ -507,7 +508,7 @@ def test_snapshots_save_and_load_back_intact(
 @FAST
 @given(st.one_of(st.binary(max_size=200), JSON.map(lambda v: json.dumps(v).encode())))
 def test_any_file_in_the_snapshot_store_is_loaded_or_skipped(data: bytes) -> None:
-    from resume_kit.facts.snapshot import read_snapshot
+    from resume_kit.facts.snapshot_store import read_snapshot
 
     path = write_tmp(data, ".json")
     try:

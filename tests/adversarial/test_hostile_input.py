@@ -198,7 +198,7 @@ def snapshot_file(
     """A file in the snapshot store; with ``body``, a correctly checksummed snapshot of it."""
 
     def setup(repo: Path) -> None:
-        from resume_kit.facts.snapshot import compute_checksum
+        from resume_kit.facts.snapshot_store import compute_checksum
 
         path = repo / SNAPSHOTS / name
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -484,7 +484,7 @@ def test_a_branch_name_stored_in_clear_by_an_older_snapshot_is_redacted_in_the_d
     stored = sorted((clone / ".resume-kit" / "snapshots").glob("*.json"))[-1]
     data = json.loads(stored.read_text())
     data["repo"]["branch"] = f"feature/token={_PW}"  # what a version before the fix stored
-    from resume_kit.facts.snapshot import compute_checksum
+    from resume_kit.facts.snapshot_store import compute_checksum
 
     data["checksum"] = compute_checksum(data)
     stored.write_text(json.dumps(data))

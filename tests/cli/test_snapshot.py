@@ -14,16 +14,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from resume_kit.core.reconcile import reconcile
+from resume_kit.core.snapshot_diff import diff_snapshots
 from resume_kit.facts.fingerprint import fingerprint
-from resume_kit.facts.snapshot import (
+from resume_kit.facts.snapshot import json_safe, take_snapshot
+from resume_kit.facts.snapshot_store import (
     canonical_bytes,
     compute_checksum,
-    diff_snapshots,
-    json_safe,
     load_latest,
     new_snapshot_id,
     save_snapshot,
-    take_snapshot,
 )
 from resume_kit.infra.paths import find_layout
 from resume_kit.model.progress import Evidence, Progress, Unit

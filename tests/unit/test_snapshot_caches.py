@@ -8,7 +8,7 @@ from pathlib import Path, PurePosixPath
 from hypothesis import given
 from hypothesis import strategies as st
 
-from resume_kit.facts.snapshot import evidence_ancestry, load_known_ancestors, save_known_ancestors
+from resume_kit.facts.ancestry import evidence_ancestry, load_known_ancestors, save_known_ancestors
 from resume_kit.infra.paths import as_posix
 from tests.conftest import git
 
@@ -63,7 +63,8 @@ def test_abbreviated_ids_are_not_remembered(tmp_path: Path) -> None:
 
 
 def test_saved_snapshot_is_json_with_a_line_per_top_level_key(repo: Path) -> None:
-    from resume_kit.facts.snapshot import read_snapshot, save_snapshot, take_snapshot
+    from resume_kit.facts.snapshot import take_snapshot
+    from resume_kit.facts.snapshot_store import read_snapshot, save_snapshot
     from resume_kit.infra.paths import find_layout
     from resume_kit.progress_file.config import Config
 

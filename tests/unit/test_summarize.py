@@ -9,6 +9,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -23,6 +24,7 @@ from resume_kit.brief.summarize import (
     should_summarize,
     summarize,
 )
+from resume_kit.model.facts import Snapshot, parse_snapshot
 from resume_kit.progress_file.config import Config
 from tests.messages_server import Behaviour, MessagesServer
 
@@ -200,16 +202,15 @@ def test_request_is_bounded_and_keeps_the_newest_lines(
 
 
 def test_from_snapshot_picks_logs_transcript_tests_and_references() -> None:
-    snapshot = {
+    snapshot: Snapshot = {
         "logs": [
             {"path": "logs/a.log", "error_lines": ["E  boom"]},
             {"path": "b.log", "error_lines": []},
-            "junk",
         ],
         "artifacts": [{"path": "out/1.json", "exists": True}],
         "tests": {"pytest_last_failed": ["tests/test_x.py::test_y"]},
         "transcript": {
-            "todos": [{"content": "write x", "status": "in_progress"}, {"content": 3}],
+            "todos": [{"content": "write x", "status": "in_progress"}, {"status": "pending"}],
             "tool_errors": [
                 {"tool": "Bash", "message": "exit 1", "at": None},
                 {"tool": None, "message": "bad", "at": None},
@@ -224,7 +225,21 @@ def test_from_snapshot_picks_logs_transcript_tests_and_references() -> None:
     assert inputs.failing_tests == ("tests/test_x.py::test_y",)
     assert inputs.last_request == "continue"
     assert inputs.references == ("doc-1", "logs/a.log", "out/1.json")
-    assert SummaryInputs.from_snapshot({"transcript": None, "logs": None}, goal=None).is_empty()
+    assert SummaryInputs.from_snapshot({"transcript": None, "logs": []}, goal=None).is_empty()
+
+
+@pytest.mark.parametrize(
+    "odd",
+    [
+        {"logs": [{"path": "logs/a.log", "error_lines": ["E"]}, "junk"]},
+        {"transcript": {"todos": [{"content": 3, "status": "pending"}]}},
+        {"transcript": None, "logs": None},
+    ],
+)
+def test_odd_shapes_never_reach_the_summariser(odd: dict[str, Any]) -> None:
+    """The summariser takes typed facts: the shape check, not from_snapshot, refuses junk."""
+    snapshot, problem = parse_snapshot(odd)
+    assert snapshot is None and problem is not None and "is not what a snapshot holds" in problem
 
 
 def test_nothing_to_summarise_makes_no_call(server: MessagesServer, tmp_path: Path) -> None:

@@ -28,7 +28,8 @@ def _build(
     from resume_kit.brief.build import build_brief
     from resume_kit.brief.render import render
     from resume_kit.core.reconcile import reconcile
-    from resume_kit.facts.snapshot import save_snapshot, take_snapshot
+    from resume_kit.facts.snapshot import take_snapshot
+    from resume_kit.facts.snapshot_store import save_snapshot
     from resume_kit.infra.paths import find_layout
     from resume_kit.progress_file import config as config_mod
     from resume_kit.progress_file import io as progress_io

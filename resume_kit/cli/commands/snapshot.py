@@ -17,13 +17,10 @@ HOOK_TRIGGERS = ("post-commit", "pre-compact")
 def _record(
     json_out: bool, quiet: bool, trigger: str, start: Path | None, transcript_path: Path | None
 ) -> int:
-    from resume_kit.facts.snapshot import (
-        diff_snapshots,
-        load_latest,
-        render_diff,
-        save_snapshot,
-        take_snapshot,
-    )
+    from resume_kit.brief.facts_text import render_diff
+    from resume_kit.core.snapshot_diff import diff_snapshots
+    from resume_kit.facts.snapshot import take_snapshot
+    from resume_kit.facts.snapshot_store import load_latest, save_snapshot
     from resume_kit.infra.paths import find_layout
     from resume_kit.progress_file.config import load as load_config
 

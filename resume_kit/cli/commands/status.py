@@ -7,11 +7,14 @@ stops it with exit 2 (the ProgressFileError reaches cli.main).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from resume_kit.cli import ui
 from resume_kit.model.findings import Finding
 from resume_kit.model.progress import Progress, Unit
+
+if TYPE_CHECKING:
+    from resume_kit.model.facts import Snapshot
 
 SHOW_ALL_UNTIL = 30  # up to this many units every one gets a row
 MIN_RUN = 3  # shorter runs of alike units are not worth collapsing
@@ -138,17 +141,17 @@ def summary_line(progress: Progress, findings: list[Finding]) -> str:
     return " · ".join(parts)
 
 
-def _print_human(progress: Progress, snapshot: dict[str, Any], findings: list[Finding]) -> None:
+def _print_human(progress: Progress, snapshot: Snapshot, findings: list[Finding]) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from resume_kit.facts.snapshot import describe_workspace, terminal_line
+    from resume_kit.brief.facts_text import describe_workspace, terminal_line
 
     console = ui.stdout_console()
     console.print(Text(terminal_line(f"goal: {progress.goal}")))
     if progress.units:
         table = Table(show_edge=False, pad_edge=False, header_style="bold")
-        rows = unit_rows(progress, findings, str(snapshot.get("created_at") or ""))
+        rows = unit_rows(progress, findings, snapshot.get("created_at") or "")
         title_w, failure_w = _free_text_widths(rows, console.width)
         for name in ("id", "title", "status", "evidence", "last failure"):
             if name == "last failure" and not failure_w:

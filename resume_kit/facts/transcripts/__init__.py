@@ -16,6 +16,7 @@ from resume_kit.facts.transcripts import claude_code, codex, tail
 from resume_kit.facts.transcripts.records import clip, empty_result
 
 if TYPE_CHECKING:
+    from resume_kit.model.facts import Transcript
     from resume_kit.model.progress import Unit
 
 KINDS = ("claude-code", "codex")
@@ -128,7 +129,7 @@ def contains_id(text: str, unit_id: str) -> bool:
     return False
 
 
-def _completed_texts(transcript: dict[str, Any] | None) -> list[str]:
+def _completed_texts(transcript: Transcript | None) -> list[str]:
     if not isinstance(transcript, dict):
         return []
     todos = transcript.get("todos")
@@ -144,7 +145,7 @@ def _completed_texts(transcript: dict[str, Any] | None) -> list[str]:
 
 
 def completed_todos_matching(
-    units: Sequence[Unit], transcript: dict[str, Any] | None
+    units: Sequence[Unit], transcript: Transcript | None
 ) -> list[tuple[str, str]]:
     """(unit id, todo text) for each todo the agent marked completed that matches a unit not
     verified done (status done with evidence). A todo matches a unit when its text equals the

@@ -1,0 +1,126 @@
+"""The workspace facts as plain terminal lines (`status`, and the `snapshot` command's report)."""
+
+from __future__ import annotations
+
+from resume_kit.core.snapshot_diff import SnapshotDiff, changed_paths
+from resume_kit.model.facts import Snapshot
+
+
+def terminal_line(text: str) -> str:
+    """``text`` as one printable line: newlines, escape sequences and bidi controls from file
+    names, commit subjects or logs are shown escaped, so they cannot forge lines of output."""
+    from resume_kit.core.escape import escape_controls
+
+    return escape_controls(text)
+
+
+def short_sha(sha: str | None) -> str:
+    return sha[:7] if sha else "none"
+
+
+def _some(items: list[str], limit: int = 5) -> str:
+    shown = ", ".join(items[:limit])
+    return shown + (f" … (+{len(items) - limit} more)" if len(items) > limit else "")
+
+
+def _count(n: int, one: str, many: str | None = None) -> str:
+    return f"{n} {one if n == 1 else (many or one + 's')}"
+
+
+def describe_workspace(snapshot: Snapshot) -> list[str]:
+    """The workspace facts as short plain lines (branch, operation, changes, tests, logs)."""
+    repo = snapshot.get("repo") or {}
+    lines: list[str] = []
+    head = repo.get("head")
+    if repo.get("unborn"):
+        where = f"branch {repo.get('branch') or '?'} (no commits yet)"
+    elif repo.get("branch"):
+        where = f"branch {repo.get('branch')} @ {short_sha(head)}"
+    elif head is None:
+        where = "HEAD unknown (no git facts)"
+    else:
+        where = f"detached HEAD @ {short_sha(head)}"
+    if repo.get("upstream"):
+        where += (
+            f" (upstream {repo.get('upstream')}: ahead {repo.get('ahead', '?')},"
+            f" behind {repo.get('behind', '?')})"
+        )
+    lines.append(where)
+    if repo.get("operation"):
+        lines.append(f"{repo.get('operation')} in progress")
+    conflicts = [str(c.get("path")) for c in repo.get("conflicts") or []]
+    if conflicts:
+        lines.append(f"{len(conflicts)} conflicted: {_some(conflicts)}")
+    counts = (snapshot.get("changes") or {}).get("counts") or {}
+    staged, unstaged, untracked = (
+        counts.get("staged") or 0,
+        counts.get("unstaged") or 0,
+        counts.get("untracked") or 0,
+    )
+    if staged or unstaged or untracked:
+        paths = sorted(changed_paths(snapshot))
+        lines.append(
+            f"uncommitted changes: {staged} staged, {unstaged} unstaged, {untracked} untracked"
+            + (f" ({_some(paths, 4)})" if paths else "")
+        )
+    else:
+        lines.append("working tree clean")
+    stashes = repo.get("stash_count")
+    if stashes:
+        lines.append(_count(stashes, "stash entry", "stash entries"))
+    failing = list((snapshot.get("tests") or {}).get("pytest_last_failed") or [])
+    if failing:
+        lines.append(
+            f"{_count(len(failing), 'failing test')} (pytest last run): {_some(failing, 3)}"
+        )
+    for log in snapshot.get("logs") or []:
+        errors = log.get("error_lines") or []
+        if errors:
+            last = errors[-1].replace("\n", " ")[:160]
+            lines.append(f"{log.get('path')}: {_count(len(errors), 'error line')}, last: {last}")
+    state = snapshot.get("progress") or {}
+    if state and not state.get("valid", True):
+        lines.append(f"progress.yaml not usable: {state.get('error')}")
+    return [terminal_line(line) for line in lines]
+
+
+def render_diff(diff: SnapshotDiff, snapshot: Snapshot) -> str:
+    """The `snapshot` command's plain-text report."""
+    out = [f"snapshot {snapshot.get('id')} ({snapshot.get('trigger')})"]
+    out.extend(f"  {line}" for line in describe_workspace(snapshot))
+    if diff["previous"] is None:
+        out.append("first snapshot: nothing to compare with")
+    else:
+        changes: list[str] = []
+        commits = diff["new_commits"]
+        head = diff["head"]
+        if commits:
+            more = "+" if diff["more_commits"] else ""
+            changes.append(f"{len(commits)}{more} new commit{'s' if len(commits) != 1 else ''}:")
+            changes.extend(
+                f"    {short_sha(c.get('sha'))} {(c.get('subject') or '')[:72]}"
+                + (f"  [{c.get('unit')}]" if c.get("unit") else "")
+                for c in commits
+            )
+        elif head:
+            changes.append(f"HEAD moved: {short_sha(head['old'])} -> {short_sha(head['new'])}")
+        for key, move in (("branch", diff["branch"]), ("operation", diff["operation"])):
+            if move:
+                changes.append(f"{key}: {move['old'] or 'none'} -> {move['new'] or 'none'}")
+        if diff["files_changed"]:
+            changes.append(f"newly changed: {_some(diff['files_changed'], 8)}")
+        if diff["files_cleaned"]:
+            changes.append(f"no longer changed: {_some(diff['files_cleaned'], 8)}")
+        for unit in diff["units"][:20]:
+            changes.append(f"unit {unit['id']}: {unit['old'] or 'new'} -> {unit['new'] or 'gone'}")
+        if len(diff["units"]) > 20:
+            changes.append(f"… and {len(diff['units']) - 20} more unit changes")
+        if diff["tests_failing"]:
+            changes.append(f"newly failing tests: {_some(diff['tests_failing'], 5)}")
+        if diff["tests_fixed"]:
+            changes.append(f"no longer failing: {_some(diff['tests_fixed'], 5)}")
+        out.append(f"since {diff['previous']}:")
+        out.extend(f"  {line}" for line in changes or ["nothing changed"])
+    for note in snapshot.get("notes") or []:
+        out.append(f"note: {note}")
+    return "\n".join(terminal_line(line) for line in out)
