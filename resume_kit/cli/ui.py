@@ -11,7 +11,10 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from rich.console import Console
 
-PROG = "resume-kit"
+from resume_kit.infra import messages
+from resume_kit.infra.messages import PROG
+
+__all__ = ["PROG", "error_line", "info", "out", "print_json", "say", "warn"]
 
 
 def colour_allowed(stream: Any) -> bool:
@@ -54,15 +57,17 @@ def out(text: str = "") -> None:
 
 def info(text: str) -> None:
     """A plain diagnostic line on stderr (no markup interpretation)."""
-    sys.stderr.write(text + "\n")
-    sys.stderr.flush()
+    messages.emit(text)
 
 
 def warn(text: str) -> None:
-    info(f"{PROG}: warning: {text}")
+    messages.warning(text)
 
 
 def error_line(message: str, hint: str | None = None) -> None:
-    info(f"{PROG}: error: {message}")
-    if hint:
-        info(f"hint: {hint}")
+    messages.error(message, hint)
+
+
+def say(text: str) -> None:
+    """``resume-kit: <text>``: what happened (a skip, a file written)."""
+    messages.say(text)
