@@ -116,8 +116,12 @@ def write_log(exc: BaseException, argv: Sequence[str], stamp: datetime | None = 
             fd = os.open(path, flags, 0o600)
         except FileExistsError:
             continue
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+        except OSError:
+            os.unlink(path)  # no half-written log (a full disk): the error line says why
+            raise
         prune(folder)
         return path
     raise FileExistsError(f"no free crash log name in {folder}")

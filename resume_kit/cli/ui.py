@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 from resume_kit.infra import messages
 from resume_kit.infra.messages import PROG
 
-__all__ = ["PROG", "error_line", "info", "out", "print_json", "say", "warn"]
+__all__ = ["PROG", "error_line", "hint", "info", "note", "out", "print_json", "say", "warn"]
 
 
 def colour_allowed(stream: Any) -> bool:
@@ -71,3 +71,13 @@ def error_line(message: str, hint: str | None = None) -> None:
 def say(text: str) -> None:
     """``resume-kit: <text>``: what happened (a skip, a file written)."""
     messages.say(text)
+
+
+def hint(text: str) -> None:
+    """``hint: <text>``: what to do about the line before."""
+    messages.hint(text)
+
+
+def note(text: str) -> None:
+    """``note: <text>``: something the command did on the side (no ``resume-kit:`` prefix)."""
+    messages.note(text, prefix=False)

@@ -2,7 +2,7 @@
 
     resume-kit: error: <what went wrong>      error(), then "hint: <what to do>" when given
     resume-kit: warning: <what is off>        warning()
-    resume-kit: note: <what was ignored>      note()
+    resume-kit: note: <what was ignored>      note(); note(..., prefix=False): "note: ..."
     resume-kit: <what happened>               say() (progress and fail-open skips)
 
 ``hint()`` prints a bare "hint: ..." line and ``emit()`` any line as it is. This is the only
@@ -32,8 +32,8 @@ def warning_text(message: str) -> str:
     return prefixed(f"warning: {message}")
 
 
-def note_text(message: str) -> str:
-    return prefixed(f"note: {message}")
+def note_text(message: str, *, prefix: bool = True) -> str:
+    return prefixed(f"note: {message}") if prefix else f"note: {message}"
 
 
 def hint_text(message: str) -> str:
@@ -60,8 +60,8 @@ def warning(message: str) -> None:
     emit(warning_text(message))
 
 
-def note(message: str) -> None:
-    emit(note_text(message))
+def note(message: str, *, prefix: bool = True) -> None:
+    emit(note_text(message, prefix=prefix))
 
 
 def hint(message: str) -> None:

@@ -1,10 +1,12 @@
-"""Every ``resume-kit: …`` line comes from resume_kit/infra/messages.py, in its exact forms.
+"""Every ``resume-kit: …`` and ``hint:`` line comes from resume_kit/infra/messages.py, in its
+exact forms.
 
 The scan reads every string literal under ``resume_kit/`` (f-strings with ``{PROG}`` count as
-the prefix spelled out) and fails on a ``resume-kit: `` prefix, that is at the start of a
-string, of a line in it or right after a quote, outside the messages module and the allow-list
-below. Prose such as ``[resume-kit: 12 bytes omitted]`` or "upgrade resume-kit: pip …" is not
-a prefix and is not flagged.
+the prefix spelled out) and fails on a message prefix (``resume-kit: ``, or a bare ``hint: ``,
+``note: ``, ``warning: ``, ``error: ``) at the start of a string, of a line in it or right
+after a quote, outside the messages module and the allow-list below. Prose such as
+``[resume-kit: 12 bytes omitted]`` or "upgrade resume-kit: pip …" is not a prefix and is not
+flagged.
 """
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ from resume_kit.infra import messages
 
 PACKAGE = Path(messages.__file__).resolve().parent.parent
 MESSAGES_MODULE = "resume_kit/infra/messages.py"
-PREFIX = re.compile(r"(?:^|[\n\"'])resume-kit: ", re.MULTILINE)
+PREFIX = re.compile(
+    r"(?:^|[\n\"'])(?P<prefix>(?:resume-kit|hint|note|warning|error): )", re.MULTILINE
+)
 
 # (file, the start of the literal's prefixed text, why it cannot call the messages module)
 ALLOWED: list[tuple[str, str, str]] = [
@@ -45,17 +49,15 @@ ALLOWED: list[tuple[str, str, str]] = [
         "resume-kit: hook skipped: resume_kit is not installed",
         "the hook bootstrap prints it exactly when resume_kit cannot be imported",
     ),
+    (
+        "resume_kit/facts/snapshot.py",
+        "note: {}",
+        "a line of the snapshot report (data on stdout, not a diagnostic)",
+    ),
 ]
-# Files whose lines still build the prefix as f"{PROG}: …" (PROG comes from the messages module,
-# so the prefix is still spelled once); they are being split by issue 13 item 4 at the same time.
-PROG_PENDING: set[str] = {
-    "resume_kit/cli/commands/run.py",
-    "resume_kit/cli/commands/trust.py",
-    "resume_kit/cli/commands/verify.py",
-}
 
 
-def _text(node: ast.JoinedStr, prog: str = messages.PROG) -> str:
+def _text(node: ast.JoinedStr) -> str:
     """An f-string's text, with ``{PROG}`` written out and other fields as ``{}``."""
     parts: list[str] = []
     for value in node.values:
@@ -64,23 +66,21 @@ def _text(node: ast.JoinedStr, prog: str = messages.PROG) -> str:
         elif isinstance(value, ast.FormattedValue):
             field = value.value
             name = field.id if isinstance(field, ast.Name) else getattr(field, "attr", "")
-            parts.append(prog if name == "PROG" else "{}")
+            parts.append(messages.PROG if name == "PROG" else "{}")
     return "".join(parts)
 
 
-def prefixed_literals(source: str) -> list[tuple[int, str, bool]]:
-    """(line, text from the prefix on, whether it is spelled ``{PROG}``) of each string literal
-    in ``source`` that prints the ``resume-kit: `` prefix."""
+def prefixed_literals(source: str) -> list[tuple[int, str]]:
+    """(line, text from the prefix on) of each string literal in ``source`` that prints a
+    message prefix."""
     tree = ast.parse(source)
     inside_fstrings = {
         id(v) for n in ast.walk(tree) if isinstance(n, ast.JoinedStr) for v in n.values
     }
-    found: list[tuple[int, str, bool]] = []
+    found: list[tuple[int, str]] = []
     for node in ast.walk(tree):
-        via_prog = False
         if isinstance(node, ast.JoinedStr):
             text = _text(node)
-            via_prog = PREFIX.search(_text(node, prog="{}")) is None
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
             if id(node) in inside_fstrings:
                 continue
@@ -88,8 +88,8 @@ def prefixed_literals(source: str) -> list[tuple[int, str, bool]]:
         else:
             continue
         for match in PREFIX.finditer(text):
-            start = match.end() - len("resume-kit: ")
-            found.append((node.lineno, text[start : start + 80], via_prog))
+            start = match.start("prefix")
+            found.append((node.lineno, text[start : start + 80]))
     return found
 
 
@@ -99,9 +99,8 @@ def scan() -> list[tuple[str, int, str]]:
         rel = path.relative_to(PACKAGE.parent).as_posix()
         if rel == MESSAGES_MODULE:
             continue
-        for line, text, via_prog in prefixed_literals(path.read_text(encoding="utf-8")):
-            if not (via_prog and rel in PROG_PENDING):
-                hits.append((rel, line, text))
+        for line, text in prefixed_literals(path.read_text(encoding="utf-8")):
+            hits.append((rel, line, text))
     return hits
 
 
@@ -130,6 +129,8 @@ def test_every_allowed_literal_still_exists() -> None:
         'info(f"{ui.PROG}: warning: {x}")',
         "text = 'echo \"resume-kit: skipped\" >&2'",
         'text = """first line\nresume-kit: second line"""',
+        'info("hint: run it again")',
+        'info(f"note: {n} skipped")',
     ],
 )
 def test_the_scan_sees_a_prefix(source: str) -> None:
@@ -164,6 +165,7 @@ def test_the_exact_forms() -> None:
     assert _stderr(messages.error, "x", "") == "resume-kit: error: x\n"
     assert _stderr(messages.warning, "stale") == "resume-kit: warning: stale\n"
     assert _stderr(messages.note, "ignored") == "resume-kit: note: ignored\n"
+    assert _stderr(lambda: messages.note("aside", prefix=False)) == "note: aside\n"
     assert _stderr(messages.hint, "do this") == "hint: do this\n"
     assert _stderr(messages.say, "brief written to b.md") == "resume-kit: brief written to b.md\n"
     assert _stderr(messages.emit, "as it is") == "as it is\n"
@@ -176,6 +178,8 @@ def test_the_cli_helpers_print_the_same_forms() -> None:
     assert _stderr(ui.warn, "odd") == "resume-kit: warning: odd\n"
     assert _stderr(ui.say, "skipped") == "resume-kit: skipped\n"
     assert _stderr(ui.info, "plain") == "plain\n"
+    assert _stderr(ui.hint, "do this") == "hint: do this\n"
+    assert _stderr(ui.note, "aside") == "note: aside\n"
     assert ui.PROG == messages.PROG == "resume-kit"
 
 

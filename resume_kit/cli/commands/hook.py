@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from resume_kit.cli.ui import info, out, print_json, say
+from resume_kit.cli.ui import note, out, print_json, say
 from resume_kit.infra.paths import find_layout
 from resume_kit.integrations import git_hooks as hooks
 
@@ -18,10 +18,7 @@ def install(hook_names: str) -> int:
         what = hooks.install_hook(directory, name)
         out(f"{name}: {what} ({directory / name})")
     if not layout.state_dir.is_dir():
-        info(
-            "note: no .resume-kit/ here yet: the hooks stay idle until "
-            '`resume-kit init --goal "..."`'
-        )
+        note('no .resume-kit/ here yet: the hooks stay idle until `resume-kit init --goal "..."`')
     return 0
 
 
