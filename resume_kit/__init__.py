@@ -1,3 +1,3 @@
-"""resume-kit: resume interrupted coding-agent tasks from a verified progress snapshot."""
+"""resume-kit resumes interrupted coding-agent tasks from a verified progress snapshot."""
 
 __version__ = "0.1.0"

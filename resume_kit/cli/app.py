@@ -588,11 +588,7 @@ def main(argv: list[str] | None = None) -> None:
         if (known := environment_error(exc)) is not None:
             error_line(known.message, known.hint)
             sys.exit(known.exit_code)
-        error_line(
-            f"unexpected {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}".rstrip(
-                ": "
-            ),
-            "this is a bug in resume-kit; rerun with --debug for the traceback and report it",
-        )
-        code = 70
+        from resume_kit.cli.crash import report_crash
+
+        code = report_crash(exc, args)
     sys.exit(code)

@@ -11,7 +11,10 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from rich.console import Console
 
-PROG = "resume-kit"
+from resume_kit.infra import messages
+from resume_kit.infra.messages import PROG
+
+__all__ = ["PROG", "error_line", "hint", "info", "note", "out", "print_json", "say", "warn"]
 
 
 def colour_allowed(stream: Any) -> bool:
@@ -54,15 +57,27 @@ def out(text: str = "") -> None:
 
 def info(text: str) -> None:
     """A plain diagnostic line on stderr (no markup interpretation)."""
-    sys.stderr.write(text + "\n")
-    sys.stderr.flush()
+    messages.emit(text)
 
 
 def warn(text: str) -> None:
-    info(f"{PROG}: warning: {text}")
+    messages.warning(text)
 
 
 def error_line(message: str, hint: str | None = None) -> None:
-    info(f"{PROG}: error: {message}")
-    if hint:
-        info(f"hint: {hint}")
+    messages.error(message, hint)
+
+
+def say(text: str) -> None:
+    """``resume-kit: <text>``: what happened (a skip, a file written)."""
+    messages.say(text)
+
+
+def hint(text: str) -> None:
+    """``hint: <text>``: what to do about the line before."""
+    messages.hint(text)
+
+
+def note(text: str) -> None:
+    """``note: <text>``: something the command did on the side (no ``resume-kit:`` prefix)."""
+    messages.note(text, prefix=False)

@@ -46,8 +46,9 @@ class UnusualYaml(ValueError):
 
 
 def warn(message: str) -> None:
-    sys.stderr.write(f"resume-kit: {message}\n")
-    sys.stderr.flush()
+    from resume_kit.infra.messages import say
+
+    say(message)
 
 
 def valid_unit_id(value: str) -> bool:

@@ -253,10 +253,10 @@ def load(layout: Layout) -> Config:
     repo, notes = repo_values(_read(layout.config, "config.yaml", follow=False), user_file)
     values.update(repo)
     if notes:
-        line = f"resume-kit: note: .resume-kit/config.yaml: {'; '.join(notes)}"
+        line = f".resume-kit/config.yaml: {'; '.join(notes)}"
         if line not in _NOTED:
             _NOTED.add(line)
-            import sys
+            from resume_kit.infra.messages import note
 
-            sys.stderr.write(line + "\n")
+            note(line)
     return Config(**values)

@@ -93,6 +93,7 @@ def main(argv: list[str]) -> int:
         try:
             os.execvp(command[0], command)
         except OSError as exc:
+            # a copy of messages.say: run by path with -I -S, resume_kit is not importable
             sys.stderr.write(f"resume-kit: cannot run {command[0]}: {exc.strerror}\n")
         os._exit(127)
     _, status = os.waitpid(child, 0)

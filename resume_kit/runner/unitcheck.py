@@ -112,7 +112,7 @@ def pre_push_check(repo: Path | None = None) -> int:
     Everything else (no unit, no command, an unapproved command, an unusable progress file)
     is a one-line note and exit 0: a push is never blocked by resume-kit's own trouble.
     """
-    from resume_kit.cli.ui import info
+    from resume_kit.cli.ui import info, say
     from resume_kit.infra.errors import ResumeKitError
     from resume_kit.infra.paths import find_layout
 
@@ -120,11 +120,11 @@ def pre_push_check(repo: Path | None = None) -> int:
         layout = find_layout(repo)
         check = check_in_progress(layout)
     except ResumeKitError as exc:
-        info(f"resume-kit: pre-push: unit not checked: {exc.message}")
+        say(f"pre-push: unit not checked: {exc.message}")
         return 0
     if check.outcome == "untrusted":
-        info(
-            f"resume-kit: pre-push: unit {check.unit_id} not checked: its verify command is "
+        say(
+            f"pre-push: unit {check.unit_id} not checked: its verify command is "
             "not approved (a person must approve it with `resume-kit trust`)"
         )
         return 0
@@ -132,5 +132,5 @@ def pre_push_check(repo: Path | None = None) -> int:
         info(describe_failure(check))
         return 1
     if check.outcome == "passed":
-        info(f"resume-kit: pre-push: unit {check.unit_id} passes its verify command")
+        say(f"pre-push: unit {check.unit_id} passes its verify command")
     return 0

@@ -67,9 +67,9 @@ def _build(
         )
         result = run_summary(inputs, config=config, cache_dir=layout.user_cache, force=summarize)
         if result.note:
-            from resume_kit.cli.ui import info
+            from resume_kit.cli.ui import say
 
-            info(f"resume-kit: {result.note}")
+            say(result.note)
         summary = result.summary
 
     brief = build_brief(
@@ -127,7 +127,7 @@ def _write(text: str, output: Path | None) -> None:
 
 
 def _report(rendered: Any, budget_note: str, output: Path | None) -> None:
-    from resume_kit.cli.ui import info, warn
+    from resume_kit.cli.ui import say, warn
 
     if not rendered.fits:
         warn(
@@ -135,7 +135,7 @@ def _report(rendered: Any, budget_note: str, output: Path | None) -> None:
             "even its minimum (header, warnings, next unit) does not fit; printed anyway"
         )
     if output is not None:
-        info(f"resume-kit: brief written to {output}")
+        say(f"brief written to {output}")
 
 
 def _hook_note(message: str) -> str:
@@ -157,7 +157,7 @@ def _hook_note(message: str) -> str:
 
 
 def _run_hook(max_tokens: int | None, output: Path | None) -> int:
-    from resume_kit.cli.ui import info
+    from resume_kit.cli.ui import say
 
     try:
         from resume_kit.integrations.agent_input import read_hook_input
@@ -166,12 +166,12 @@ def _run_hook(max_tokens: int | None, output: Path | None) -> int:
         text, rendered, _ = _build(max_tokens, HOOK_FORMAT, False, hook_input=hook_input)
         _write(text, output)
         if not rendered.fits:
-            info("resume-kit: the brief is over its token budget even at its minimum")
+            say("the brief is over its token budget even at its minimum")
         return 0
     except (NotARepositoryError, ProgressFileError) as exc:
         if isinstance(exc, NotARepositoryError) or "no progress file" in exc.message:
             # Not a resume-kit repository: nothing to add to the agent's context.
-            info(f"resume-kit: no brief: {exc.message.splitlines()[0]}")
+            say(f"no brief: {exc.message.splitlines()[0]}")
             return 0
         note = exc.message
     except ResumeKitError as exc:
@@ -182,7 +182,7 @@ def _run_hook(max_tokens: int | None, output: Path | None) -> int:
         else:
             note = f"unexpected {type(exc).__name__}"
     first = (note.splitlines() or [""])[0]
-    info(f"resume-kit: no brief: {first}")
+    say(f"no brief: {first}")
     with contextlib.suppress(Exception):
         _write(_hook_note(first), output)
     return 0

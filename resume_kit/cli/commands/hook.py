@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from resume_kit.cli.ui import info, out, print_json
+from resume_kit.cli.ui import note, out, print_json, say
 from resume_kit.infra.paths import find_layout
 from resume_kit.integrations import git_hooks as hooks
 
@@ -18,10 +18,7 @@ def install(hook_names: str) -> int:
         what = hooks.install_hook(directory, name)
         out(f"{name}: {what} ({directory / name})")
     if not layout.state_dir.is_dir():
-        info(
-            "note: no .resume-kit/ here yet: the hooks stay idle until "
-            '`resume-kit init --goal "..."`'
-        )
+        note('no .resume-kit/ here yet: the hooks stay idle until `resume-kit init --goal "..."`')
     return 0
 
 
@@ -73,7 +70,7 @@ def run_hook(name: str, args: Sequence[str], repo: Path | None = None) -> int:
         from resume_kit.runner.unitcheck import pre_push_check
 
         return pre_push_check(repo)
-    info(f"resume-kit: hook run: unknown hook {name!r} (ignored)")
+    say(f"hook run: unknown hook {name!r} (ignored)")
     return 0
 
 
@@ -110,5 +107,5 @@ def _spawn_snapshot(repo: Path | None) -> int:
             close_fds=True,
         )
     except Exception as exc:  # fail-open
-        info(f"resume-kit: post-commit: no snapshot: {exc}")
+        say(f"post-commit: no snapshot: {exc}")
     return 0

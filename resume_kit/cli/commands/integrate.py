@@ -6,7 +6,7 @@ import json
 import sys
 from pathlib import Path
 
-from resume_kit.cli.ui import info, out, warn
+from resume_kit.cli.ui import out, say, warn
 from resume_kit.integrations import settings
 
 
@@ -99,7 +99,7 @@ def stop_check() -> int:
         return _stop_check(payload.get("cwd"))
     except Exception as exc:  # fail-open, whatever went wrong
         message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
-        info(f"resume-kit: stop-check skipped: {message.splitlines()[0]}")
+        say(f"stop-check skipped: {message.splitlines()[0]}")
         return 0
 
 
@@ -113,8 +113,8 @@ def _stop_check(cwd: str | None) -> int:
         return 0
     check = check_in_progress(layout)
     if check.outcome == "untrusted":
-        info(
-            f"resume-kit: stop-check: unit {check.unit_id} not checked: its verify command "
+        say(
+            f"stop-check: unit {check.unit_id} not checked: its verify command "
             "is not approved (a person must approve it with `resume-kit trust`)"
         )
         return 0

@@ -26,8 +26,9 @@ from dataclasses import dataclass, field
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-from resume_kit.cli.ui import PROG, info
+from resume_kit.cli.ui import hint, info, say
 from resume_kit.infra.errors import EXIT_UNTRUSTED, ResumeKitError, UntrustedCommandError
+from resume_kit.infra.messages import prefixed, warning_text
 
 if TYPE_CHECKING:
     from resume_kit.core.batch import Batch, Failure, Remaining
@@ -187,8 +188,8 @@ class _PlainDisplay:
 
     def begin(self, jobs: int) -> None:
         s = self.status
-        info(
-            f"{PROG}: run: {s.total - s.done} units to go ({s.done}/{s.total} done)"
+        say(
+            f"run: {s.total - s.done} units to go ({s.done}/{s.total} done)"
             + (f", {jobs} at a time" if jobs > 1 else "")
         )
 
@@ -202,8 +203,8 @@ class _PlainDisplay:
         self.next_beat = now + HEARTBEAT_S
         s = self.status
         running = s.running_text()
-        info(
-            f"{PROG}: {s.done}/{s.total} done, {s.failed} failed, "
+        say(
+            f"{s.done}/{s.total} done, {s.failed} failed, "
             f"{_rate(s.passed, now - s.started_at)}, ETA {s.eta()}"
             + (f"; running: {running}" if running else "")
         )
@@ -423,8 +424,10 @@ class _Runner:
         if not outcome.recorded:
             self.batch.finish_not_recorded(unit.id)
             display.note(
-                f"{PROG}: warning: unit '{unit.id}' was removed or its verify command changed "
-                "while it ran; nothing recorded"
+                warning_text(
+                    f"unit '{unit.id}' was removed or its verify command changed "
+                    "while it ran; nothing recorded"
+                )
             )
         elif result.passed:
             self.batch.finish_passed(unit.id)
@@ -438,7 +441,7 @@ class _Runner:
             status.last_failure = f"{unit.id} {what}: {failure.first_line}"
             repeats = f", same failure {failure.repeats}x running" if failure.repeats > 1 else ""
             display.note(
-                f"{PROG}: {unit.id} {what} after {result.duration_s:.1f}s{repeats}"
+                prefixed(f"{unit.id} {what} after {result.duration_s:.1f}s{repeats}")
                 + (f": {_clip(failure.first_line)}" if failure.first_line else "")
                 + f" (full output: {outcome.log})"
             )
@@ -463,11 +466,13 @@ class _Runner:
         running = list(self.batch.running)
         if signals.kill.is_set():
             if running:
-                display.note(f"{PROG}: stopping {_ids(running)} now; they stay not done")
+                display.note(prefixed(f"stopping {_ids(running)} now; they stay not done"))
         elif running:
             display.note(
-                f"{PROG}: stopping: no new units will start; waiting for {_ids(running)} "
-                "(Ctrl-C again stops them now and leaves them not done)"
+                prefixed(
+                    f"stopping: no new units will start; waiting for {_ids(running)} "
+                    "(Ctrl-C again stops them now and leaves them not done)"
+                )
             )
 
     def _start(self, pool: ThreadPoolExecutor, signals: _Signals, status: _Status) -> None:
@@ -593,30 +598,30 @@ def _print_summary(summary: dict[str, Any], options: _Options) -> None:
     total, done, left = summary["total"], summary["done"], summary["remaining"]
     if not passed and not failed and not summary["interrupted"] and summary["stopped"] is None:
         if total == 0:
-            info(f"{PROG}: nothing to do: there are no units yet")
-            info('hint: add one with `resume-kit add "TITLE" --verify "COMMAND"`')
+            say("nothing to do: there are no units yet")
+            hint('add one with `resume-kit add "TITLE" --verify "COMMAND"`')
         elif done == total:
-            info(f"{PROG}: nothing to do: all {total} units done")
+            say(f"nothing to do: all {total} units done")
         elif summary["stuck"]:
-            info(
-                f"{PROG}: nothing run: {_ids(summary['stuck'])} failed the same way "
+            say(
+                f"nothing run: {_ids(summary['stuck'])} failed the same way "
                 "3 times running (UNIT_STUCK) and is not retried by `run`"
             )
-            info(
-                "hint: change the approach, then check it with "
+            hint(
+                "change the approach, then check it with "
                 f"`resume-kit verify-next --unit {summary['stuck'][0]}`"
             )
         elif summary["no_verify"]:
-            info(f"{PROG}: nothing run: no verify command on {_ids(summary['no_verify'])}")
-            info("hint: add a `verify:` line (a command that exits 0 when the unit is done)")
+            say(f"nothing run: no verify command on {_ids(summary['no_verify'])}")
+            hint("add a `verify:` line (a command that exits 0 when the unit is done)")
         elif summary["refused"]:
-            info(f"{PROG}: nothing run: not approved: {_ids(summary['refused'])}")
-            info("hint: a person must review them and approve them with `resume-kit trust`")
+            say(f"nothing run: not approved: {_ids(summary['refused'])}")
+            hint("a person must review them and approve them with `resume-kit trust`")
         else:
-            info(f"{PROG}: nothing verifiable: {left} units left, none of them ready")
-            info("hint: `resume-kit status` shows why; unblock with `resume-kit start ID`")
+            say(f"nothing verifiable: {left} units left, none of them ready")
+            hint("`resume-kit status` shows why; unblock with `resume-kit start ID`")
         return
-    head = f"{PROG}: run {'interrupted' if summary['stopped'] == 'interrupted' else 'ended'}"
+    head = prefixed(f"run {'interrupted' if summary['stopped'] == 'interrupted' else 'ended'}")
     info(
         f"{head} after {_clock(summary['duration_s'])}: {len(passed)} passed, "
         f"{len(failed)} failed; {done}/{total} done, {left} left"

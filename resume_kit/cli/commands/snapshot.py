@@ -60,5 +60,5 @@ def run(json_out: bool, quiet: bool, trigger: str, start: Path | None = None) ->
         from resume_kit.infra.errors import ResumeKitError
 
         reason = exc.message if isinstance(exc, ResumeKitError) else f"{type(exc).__name__}: {exc}"
-        ui.info(f"resume-kit: snapshot skipped ({' '.join(str(reason).split())[:200]})")
+        ui.say(f"snapshot skipped ({' '.join(str(reason).split())[:200]})")
         return 0

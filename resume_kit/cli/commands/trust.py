@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from resume_kit.cli.ui import PROG, info, out, warn
+from resume_kit.cli.ui import out, say, warn
 from resume_kit.infra.errors import EXIT_OK, ResumeKitError, UntrustedCommandError
 
 if TYPE_CHECKING:
@@ -104,7 +104,7 @@ def run(show: bool, yes: bool = False) -> int:
     items = [*_command_items(layout), *_template_items(root)]
     if not items:
         reason = " (RESUME_KIT_TRUST=all approves everything)" if trust_all() else ""
-        info(f"{PROG}: nothing to approve{reason}")
+        say(f"nothing to approve{reason}")
         return EXIT_OK
     interactive = not show and not yes and sys.stdin.isatty()
     if not interactive:
@@ -112,7 +112,7 @@ def run(show: bool, yes: bool = False) -> int:
             for line in item.lines:
                 out(line)
     if show:
-        info(f"{PROG}: {_count(items)} not approved; {ASK_HINT}")
+        say(f"{_count(items)} not approved; {ASK_HINT}")
         return EXIT_OK
     if not yes and not interactive:
         raise UntrustedCommandError(
@@ -126,7 +126,7 @@ def run(show: bool, yes: bool = False) -> int:
     for item in chosen:
         item.approve()
     if chosen:
-        info(f"{PROG}: approved {_count(chosen)} for {root}")
+        say(f"approved {_count(chosen)} for {root}")
     if left:
-        info(f"{PROG}: not approved: {_count(left)}")
+        say(f"not approved: {_count(left)}")
     return EXIT_OK

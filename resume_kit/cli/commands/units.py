@@ -8,7 +8,7 @@ import re
 import shlex
 from pathlib import Path, PurePosixPath
 
-from resume_kit.cli.ui import info
+from resume_kit.cli.ui import info, note
 from resume_kit.infra import paths
 from resume_kit.infra.errors import ResumeKitError
 from resume_kit.model import progress
@@ -177,8 +177,8 @@ def plan(each: str, title: str, verify: str, artifact: str | None, id_prefix: st
         matches.append(rel)
     matches = sorted(set(matches))
     if undecodable:
-        info(
-            f"note: skipped {len(undecodable)} file(s) whose names are not valid UTF-8 "
+        note(
+            f"skipped {len(undecodable)} file(s) whose names are not valid UTF-8 "
             "(the progress file cannot hold them)"
         )
     if not matches:
@@ -235,7 +235,7 @@ def set_status(unit_id: str, status: Status, reason: str | None = None) -> int:
                 if (d := doc.progress.unit(dep)) is None or d.status != "done"
             ]
             if missing:
-                info(f"note: {unit_id} depends on units not done yet: {', '.join(missing)}")
+                note(f"{unit_id} depends on units not done yet: {', '.join(missing)}")
         unit.status = status
         if status != "done":
             unit.evidence = None

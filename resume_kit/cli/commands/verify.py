@@ -6,7 +6,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
-from resume_kit.cli.ui import PROG, info, out, print_json
+from resume_kit.cli.ui import hint, info, out, print_json, say, warn
 from resume_kit.infra.errors import (
     EXIT_INTERRUPTED,
     EXIT_NOTHING_TO_DO,
@@ -50,14 +50,14 @@ class PlainProgress:
         self.next_beat = HEARTBEAT_S
 
     def __enter__(self) -> PlainProgress:
-        info(f"{PROG}: running {self.unit.id}: {_shown(self.unit.verify or '')}")
+        say(f"running {self.unit.id}: {_shown(self.unit.verify or '')}")
         return self
 
     def tick(self, elapsed: float, last_line: str) -> None:
         if elapsed >= self.next_beat:
             self.next_beat += HEARTBEAT_S
             tail = f": {_clip(last_line)}" if last_line else ""
-            info(f"{PROG}: {self.unit.id} still running ({elapsed:.0f}s){tail}")
+            say(f"{self.unit.id} still running ({elapsed:.0f}s){tail}")
 
     def __exit__(self, *exc: object) -> None:
         return None
@@ -120,10 +120,10 @@ def _nothing_to_do(progress: Progress) -> int:
     counts = progress.counts()
     total = len(progress.units)
     if total == 0:
-        info(f"{PROG}: nothing to do: there are no units yet")
-        info('hint: add one with `resume-kit add "TITLE" --verify "COMMAND"`')
+        say("nothing to do: there are no units yet")
+        hint('add one with `resume-kit add "TITLE" --verify "COMMAND"`')
     elif counts["done"] == total:
-        info(f"{PROG}: nothing to do: all {total} units done")
+        say(f"nothing to do: all {total} units done")
     else:
         parts = []
         if counts["blocked"]:
@@ -131,8 +131,8 @@ def _nothing_to_do(progress: Progress) -> int:
         waiting = counts["todo"]
         if waiting:
             parts.append(f"{waiting} waiting for unfinished units")
-        info(f"{PROG}: nothing verifiable: {', '.join(parts)}")
-        info("hint: `resume-kit status` shows why; unblock with `resume-kit start ID`")
+        say(f"nothing verifiable: {', '.join(parts)}")
+        hint("`resume-kit status` shows why; unblock with `resume-kit start ID`")
     return EXIT_NOTHING_TO_DO
 
 
@@ -215,7 +215,7 @@ def _report(outcome: Outcome, layout: Layout) -> None:
     repeats = (
         f", same failure {failure.repeats}x running" if failure and failure.repeats > 1 else ""
     )
-    info(f"{PROG}: {outcome.unit_id} {what} after {result.duration_s:.1f}s{repeats}")
+    say(f"{outcome.unit_id} {what} after {result.duration_s:.1f}s{repeats}")
     if failure and failure.excerpt:
         for line in failure.excerpt.splitlines():
             info(f"  | {line}")
@@ -236,11 +236,11 @@ def _verify_one(layout: Layout, unit: Unit, timeout_s: float) -> tuple[int, Outc
     with interrupt_guard() as stop, _progress_display(unit) as display:
         outcome = verify_unit(layout, unit, timeout_s, stop=stop, on_tick=display.tick)
     if outcome.result.interrupted:
-        info(f"{PROG}: interrupted: stopped {unit.id}; nothing was marked")
+        say(f"interrupted: stopped {unit.id}; nothing was marked")
         return EXIT_INTERRUPTED, outcome
     if not outcome.recorded:
-        info(
-            f"{PROG}: warning: unit '{unit.id}' was removed or its verify command changed "
+        warn(
+            f"unit '{unit.id}' was removed or its verify command changed "
             "while it ran; nothing recorded"
         )
     return _exit_code(outcome), outcome
@@ -253,12 +253,12 @@ def _run_stale(
 
     stale = stale_units(layout.root, progress)
     if not stale:
-        info(f"{PROG}: nothing to do: no done unit's evidence is stale")
+        say("nothing to do: no done unit's evidence is stale")
         return EXIT_NOTHING_TO_DO
     runnable = [u for u in stale if u.verify is not None]
     for unit in stale:
         if unit.verify is None:
-            info(f"{PROG}: warning: {unit.id} is stale but has no verify command; skipped")
+            warn(f"{unit.id} is stale but has no verify command; skipped")
     if not runnable:
         raise ResumeKitError(
             "no stale unit has a verify command",
