@@ -30,12 +30,10 @@ from resume_kit.brief.build import (
     STUCK_REPEATS,
     Brief,
     WarningGroup,
-    code,
     collapse_ids,
-    fence,
-    plain,
     ranges_md,
 )
+from resume_kit.core.inert import code, fence, plain
 from resume_kit.infra import tokens as tok
 
 if TYPE_CHECKING:
@@ -585,7 +583,7 @@ def _json_data(
 
 
 def _redact(text: str) -> str:
-    from resume_kit.brief.build import redacted
+    from resume_kit.core.inert import redacted
 
     return redacted(text)
 

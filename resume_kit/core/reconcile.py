@@ -12,11 +12,11 @@ import dataclasses
 import datetime as dt
 import re
 import shlex
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-from resume_kit.facts.fingerprint import glob_regex
 from resume_kit.model.findings import SEVERITY_ORDER, Finding, finding
+from resume_kit.model.globs import Ownership
 from resume_kit.model.progress import Progress, Unit
 
 # Findings that are only "info" when nothing else is wrong (SPEC 5).
@@ -96,57 +96,6 @@ def describe_age(then: Any, now: Any) -> str | None:
 
 
 # --------------------------------------------------------------------------- ownership
-
-
-_WILDCARD = re.compile(r"[*?\[]")
-
-
-class Ownership:
-    """Which paths some unit owns through its ``files`` globs or its ``artifacts``."""
-
-    def __init__(self, patterns: Iterable[str]):
-        self.literals: set[str] = set()
-        self.wildcards: list[str] = []
-        for raw in patterns:
-            pattern = raw.strip()
-            while pattern.startswith("./"):
-                pattern = pattern[2:]
-            pattern = pattern.rstrip("/")
-            if not pattern:
-                continue
-            if _WILDCARD.search(pattern):
-                self.wildcards.append(pattern)
-            else:
-                self.literals.add(pattern)
-        self.wildcards = sorted(set(self.wildcards))
-        self.regex = (
-            re.compile("|".join(f"(?:{glob_regex(p).pattern})" for p in self.wildcards))
-            if self.wildcards
-            else None
-        )
-
-    def owns(self, path: str) -> bool:
-        if path.endswith(
-            "/"
-        ):  # an untracked folder shown collapsed: owned if it may hold owned files
-            return self._owns_folder(path)
-        parts = path.split("/")
-        # a literal names the file itself or a folder holding it
-        if any("/".join(parts[:k]) in self.literals for k in range(1, len(parts) + 1)):
-            return True
-        return bool(self.regex and self.regex.match(path))
-
-    def _owns_folder(self, folder: str) -> bool:
-        depth = folder.count("/")
-        if any(lit.startswith(folder) or folder.startswith(lit + "/") for lit in self.literals):
-            return True
-        for pattern in self.wildcards:
-            prefix = pattern[: _WILDCARD.search(pattern).start()]  # type: ignore[union-attr]
-            if prefix.startswith(folder):
-                return True
-            if folder.startswith(prefix) and ("**" in pattern or pattern.count("/") >= depth):
-                return True
-        return False
 
 
 # --------------------------------------------------------------------------- the checks
