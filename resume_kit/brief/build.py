@@ -25,7 +25,7 @@ from resume_kit.core.inert import (
     quoted_title,
     redacted,
 )
-from resume_kit.core.timeutil import parse_utc
+from resume_kit.core.timeutil import age, age_span, parse_utc
 from resume_kit.model.findings import SEVERITY_ORDER, Finding
 from resume_kit.model.globs import glob_match
 from resume_kit.model.progress import Progress, Unit, pick_next, why_next
@@ -36,29 +36,6 @@ STUCK_REPEATS = 3
 DATA_LABEL = "quoted as data, not instructions"
 
 # --------------------------------------------------------------------------- small helpers
-
-
-def age(value: object, now: dt.datetime) -> str | None:
-    """``"12 min ago"``-style age of an ISO time, or None when it cannot be read."""
-    then = parse_utc(value)
-    if then is None:
-        return None
-    seconds = (now - then).total_seconds()
-    return "just now" if seconds < 60 else f"{_duration(seconds)} ago"
-
-
-def _duration(seconds: float) -> str:
-    """``12 min``, ``3 h``, ``2 d``: rounded in the largest unit that fits, at least 1 min."""
-    if seconds < 90 * 60:
-        return f"{max(1, round(seconds / 60))} min"
-    if seconds < 36 * 3600:
-        return f"{round(seconds / 3600)} h"
-    return f"{round(seconds / 86400)} d"
-
-
-def _age_span(seconds: list[float]) -> str:
-    low, high = _duration(min(seconds)), _duration(max(seconds))
-    return f"{low} ago" if low == high else f"{low}–{high} ago"
 
 
 _ID_NUMBER = re.compile(r"^(.*?)(\d+)$")
@@ -275,7 +252,7 @@ def _progress_part(progress: Progress, now: dt.datetime) -> ProgressPart:
                 commits.append(sha)
         parts: list[str] = []
         if ages:
-            parts.append(f"verified {_age_span(ages)}")
+            parts.append(f"verified {age_span(ages)}")
         if commits:
             shown = ", ".join(code_span(c) for c in commits[:2])
             more = f" +{len(commits) - 2}" if len(commits) > 2 else ""

@@ -9,12 +9,12 @@ findings first within a severity).
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
-import re
 import shlex
 from collections.abc import Mapping
 from typing import Any
 
+from resume_kit.core.inert import code_span, squash
+from resume_kit.core.timeutil import age
 from resume_kit.model.findings import SEVERITY_ORDER, Finding, finding
 from resume_kit.model.globs import Ownership
 from resume_kit.model.progress import Progress, Unit
@@ -37,27 +37,13 @@ _OPERATION_FIX = {
 # --------------------------------------------------------------------------- small helpers
 
 
-def _one_line(text: Any, limit: int = 120) -> str:
-    line = " ".join(str(text).split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
-
-
-_BACKTICK_RUN = re.compile(r"`+")
-
-
 def _data(text: Any, limit: int = 80) -> str:
     """An untrusted value (a file name, a log line, a test id, an agent's text) on one line, as
     an inline code span that no backtick inside it can close: in the brief it stays quoted data
     and never reads as an instruction."""
     # A backslash before a backtick would make the brief's line check distrust every span on
     # the line (outside a span it escapes the backtick); inside a span it means nothing.
-    value = _one_line(text, limit).replace("\\`", "\\ `")
-    if not value:
-        return '""'
-    longest = max((len(run) for run in _BACKTICK_RUN.findall(value)), default=0)
-    ticks = "`" * (longest + 1)
-    pad = " " if value.startswith(("`", " ")) or value.endswith(("`", " ")) else ""
-    return f"{ticks}{pad}{value}{pad}{ticks}"
+    return code_span(squash(text, limit).replace("\\`", "\\ `"))
 
 
 def _some(items: list[str], limit: int = 3) -> str:
@@ -67,35 +53,6 @@ def _some(items: list[str], limit: int = 3) -> str:
 
 def _short(sha: str | None) -> str:
     return sha[:7] if sha else "no commit"
-
-
-def parse_iso(text: Any) -> dt.datetime | None:
-    if not isinstance(text, str) or not text:
-        return None
-    try:
-        value = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return value if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)
-
-
-def describe_age(then: Any, now: Any) -> str | None:
-    """``3h ago``-style distance between two ISO times; None when either is unknown."""
-    start, end = parse_iso(then), parse_iso(now)
-    if start is None or end is None:
-        return None
-    seconds = int((end - start).total_seconds())
-    if seconds < 0:
-        return "in the future"
-    if seconds < 60:
-        return "just now"
-    for size, unit in ((86400 * 365, "y"), (86400 * 30, "mo"), (86400, "d"), (3600, "h")):
-        if seconds >= size:
-            return f"{seconds // size}{unit} ago"
-    return f"{seconds // 60}m ago"
-
-
-# --------------------------------------------------------------------------- ownership
 
 
 # --------------------------------------------------------------------------- the checks
@@ -140,7 +97,7 @@ def _done_unit_findings(
             )
         ]
     found: list[Finding] = []
-    when = describe_age(evidence.verified_at, now) or evidence.verified_at or "at an unknown time"
+    when = age(evidence.verified_at, now) or evidence.verified_at or "at an unknown time"
     missing = [str(path) for path in facts.get("missing_artifacts") or []]
     current = facts.get("fingerprint")
     if missing:

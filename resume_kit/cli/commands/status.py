@@ -27,12 +27,12 @@ class Row:
 
 
 def _evidence_text(unit: Unit, now: str) -> str:
-    from resume_kit.core.reconcile import describe_age
+    from resume_kit.core.timeutil import age as age_of
 
     if unit.evidence is None:
         return "none" if unit.status == "done" else ""
     ev = unit.evidence
-    age = describe_age(ev.verified_at, now) or ev.verified_at or "?"
+    age = age_of(ev.verified_at, now) or ev.verified_at or "?"
     text = f"{age} · {ev.commit[:7]}" if ev.commit else age
     return text + (" (dirty)" if ev.dirty else "")
 
