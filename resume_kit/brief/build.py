@@ -26,13 +26,12 @@ from resume_kit.core.inert import (
     redacted,
 )
 from resume_kit.core.timeutil import age, age_span, parse_utc
-from resume_kit.model.findings import SEVERITY_ORDER, Finding
+from resume_kit.model.findings import SEVERITY_ORDER, STUCK_REPEATS, Finding
 from resume_kit.model.globs import glob_match
 from resume_kit.model.progress import Progress, Unit, pick_next, why_next
 
 SCHEMA_VERSION = 1
 MAX_REQUEST_CHARS = 300
-STUCK_REPEATS = 3
 DATA_LABEL = "quoted as data, not instructions"
 
 # --------------------------------------------------------------------------- small helpers

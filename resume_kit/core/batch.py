@@ -24,10 +24,9 @@ from resume_kit.infra.errors import (
     EXIT_VERIFY_FAILED,
     ResumeKitError,
 )
+from resume_kit.model.findings import STUCK_REPEATS
 from resume_kit.model.globs import broad_glob_regex
 from resume_kit.model.progress import Progress, Unit
-
-STUCK_REPEATS = 3  # the same failure signature this many times running: UNIT_STUCK (SPEC 5)
 
 # --------------------------------------------------------------------------- durations
 
@@ -167,7 +166,6 @@ STOP_MAX_FAILURES = "max-failures"
 STOP_MAX_UNITS = "max-units"
 STOP_TIME_BUDGET = "time-budget"
 STOP_INTERRUPTED = "interrupted"
-STOP_ERROR = "error"
 
 
 @dataclass

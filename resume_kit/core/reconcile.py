@@ -15,7 +15,7 @@ from typing import Any
 
 from resume_kit.core.inert import code_span, squash
 from resume_kit.core.timeutil import age
-from resume_kit.model.findings import SEVERITY_ORDER, Finding, finding
+from resume_kit.model.findings import SEVERITY_ORDER, STUCK_REPEATS, Finding, finding
 from resume_kit.model.globs import Ownership
 from resume_kit.model.progress import Progress, Unit
 
@@ -145,7 +145,7 @@ def _done_unit_findings(
 
 def _stuck(unit: Unit) -> Finding | None:
     failure = unit.last_failure
-    if unit.status == "done" or failure is None or failure.repeats < 3:
+    if unit.status == "done" or failure is None or failure.repeats < STUCK_REPEATS:
         return None
     excerpt = _data(failure.excerpt.splitlines()[-1], 100) if failure.excerpt.strip() else ""
     return finding(

@@ -273,8 +273,8 @@ def save_known_ancestors(
 def unit_fingerprints(
     layout: Layout, progress: Progress, notes: list[str], hashes: HashCache | None = None
 ) -> dict[str, dict[str, Any]]:
-    """The first half of :func:`units_summary`, which needs no git: status, and for done
-    units the current fingerprint (None without evidence) and missing artifacts."""
+    """Per unit, what needs no git: status, and for done units the current fingerprint (None
+    without evidence) and missing artifacts. Reconcile compares these with the claims."""
     from resume_kit.facts.fingerprint import fingerprint
     from resume_kit.infra.safefs import inside
 
@@ -315,7 +315,7 @@ def add_evidence_history(
     head: str | None,
     notes: list[str],
 ) -> dict[str, dict[str, Any]]:
-    """The second half of :func:`units_summary`: ``evidence_in_history`` for done units."""
+    """``evidence_in_history`` for the done units of :func:`unit_fingerprints`'s summary."""
     evidence_commits = {
         unit.id: unit.evidence.commit
         for unit in progress.units
@@ -337,19 +337,6 @@ def add_evidence_history(
         for unit_id, commit in evidence_commits.items():
             summary[unit_id]["evidence_in_history"] = ancestry.get(commit.strip().lower())
     return summary
-
-
-def units_summary(
-    layout: Layout,
-    progress: Progress,
-    head: str | None,
-    notes: list[str],
-    hashes: HashCache | None = None,
-) -> dict[str, dict[str, Any]]:
-    """Per unit: status; for done units also the current fingerprint (None without evidence),
-    missing artifacts and ``evidence_in_history``. Reconcile compares these with the claims."""
-    summary = unit_fingerprints(layout, progress, notes, hashes)
-    return add_evidence_history(layout, progress, summary, head, notes)
 
 
 def take_snapshot(

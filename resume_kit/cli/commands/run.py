@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from resume_kit.cli.ui import PROG, info
 from resume_kit.infra.errors import EXIT_UNTRUSTED, ResumeKitError, UntrustedCommandError
+from resume_kit.model.findings import STUCK_REPEATS
 
 if TYPE_CHECKING:
     from resume_kit.core.batch import Batch, Failure, Remaining
@@ -50,11 +51,11 @@ def _ids(ids: list[str], limit: int = LIST_MAX) -> str:
 
 
 def _clip(text: str, limit: int = 160) -> str:
+    from resume_kit.core.inert import clip
     from resume_kit.infra.redact import redact
     from resume_kit.infra.trust import display_command
 
-    line = display_command(redact(text))
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+    return clip(display_command(redact(text)), limit)
 
 
 def _clock(seconds: float) -> str:
@@ -77,8 +78,6 @@ def _rate(passed: int, elapsed: float) -> str:
 
 def _may_run(progress: Progress) -> list[Unit]:
     """Units this run could start at some point: not done, not blocked, not stuck, verifiable."""
-    from resume_kit.core.batch import STUCK_REPEATS
-
     return [
         u
         for u in progress.units
@@ -600,7 +599,7 @@ def _print_summary(summary: dict[str, Any], options: _Options) -> None:
         elif summary["stuck"]:
             info(
                 f"{PROG}: nothing run: {_ids(summary['stuck'])} failed the same way "
-                "3 times running (UNIT_STUCK) and is not retried by `run`"
+                f"{STUCK_REPEATS} times running (UNIT_STUCK) and is not retried by `run`"
             )
             info(
                 "hint: change the approach, then check it with "
@@ -634,7 +633,8 @@ def _print_summary(summary: dict[str, Any], options: _Options) -> None:
         info(f"  stopped while running (not done): {_ids(summary['interrupted'])}")
     if summary["stuck"]:
         info(
-            f"  not retried, stuck on the same failure 3 times running: {_ids(summary['stuck'])}"
+            f"  not retried, stuck on the same failure {STUCK_REPEATS} times running: "
+            f"{_ids(summary['stuck'])}"
             " (change the approach, then `resume-kit verify-next --unit ID`)"
         )
     if summary["refused"]:

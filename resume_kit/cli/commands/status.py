@@ -38,13 +38,13 @@ def _evidence_text(unit: Unit, now: str) -> str:
 
 
 def _failure_text(unit: Unit) -> str:
+    from resume_kit.core.inert import squash
+
     failure = unit.last_failure
     if failure is None:
         return ""
     excerpt = failure.excerpt.strip().splitlines()[-1] if failure.excerpt.strip() else ""
-    excerpt = " ".join(excerpt.split())
-    if len(excerpt) > 60:
-        excerpt = excerpt[:59] + "…"
+    excerpt = squash(excerpt, 60)
     return f"{failure.repeats}x exit {failure.exit_code}" + (f": {excerpt}" if excerpt else "")
 
 
@@ -97,7 +97,9 @@ def unit_rows(progress: Progress, findings: list[Finding], now: str) -> list[Row
 
 
 def _clip(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: max(1, width - 1)] + "…"
+    from resume_kit.core.inert import clip
+
+    return clip(text, width)
 
 
 def _free_text_widths(rows: list[Row], total: int) -> tuple[int, int]:
