@@ -27,16 +27,15 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from resume_kit.brief.build import (
     DATA_LABEL,
     SCHEMA_VERSION,
-    STUCK_REPEATS,
     Brief,
     WarningGroup,
-    code,
+    WorkspacePart,
     collapse_ids,
-    fence,
-    plain,
     ranges_md,
 )
+from resume_kit.core.inert import code, fence, plain
 from resume_kit.infra import tokens as tok
+from resume_kit.model.findings import STUCK_REPEATS
 
 if TYPE_CHECKING:
     from resume_kit.brief.repo_template import RepoTemplate
@@ -157,17 +156,17 @@ def _progress_line(brief: Brief) -> str:
     )
 
 
-def _view(brief: Brief, limits: Limits, hidden: dict[str, int]) -> dict[str, Any]:
-    """The template's context at one level; counts what it leaves out into ``hidden``."""
+def _note(hidden: dict[str, int], kind: str, n: int) -> None:
+    """Count ``n`` left-out items of ``kind`` (the "dropped" list names each kind once)."""
+    if n:
+        hidden[kind] = hidden.get(kind, 0) + n
 
-    def note(kind: str, n: int) -> None:
-        if n:
-            hidden[kind] = hidden.get(kind, 0) + n
 
+def _done_view(brief: Brief, limits: Limits, hidden: dict[str, int]) -> dict[str, Any]:
     part = brief.progress
     groups, _ = _take(part.done_groups, limits.done_ranges)
     more_done = sum(len(g.ids) for g in part.done_groups[len(groups) :])
-    note("done list", more_done)
+    _note(hidden, "done list", more_done)
     done_md = None
     if groups:
         rendered = [
@@ -175,68 +174,106 @@ def _view(brief: Brief, limits: Limits, hidden: dict[str, int]) -> dict[str, Any
             for g in groups
         ]
         if not limits.done_evidence and any(g.evidence_md for g in groups):
-            note("done list", 1)
+            _note(hidden, "done list", 1)
         done_md = ", ".join(rendered) + (f" … and {more_done} more" if more_done else "")
     blocked_md = None
     if part.blocked_ids:
         if limits.done_ranges == 0:
-            note("done list", len(part.blocked_ids))
+            _note(hidden, "done list", len(part.blocked_ids))
         else:
             blocked_md = ranges_md(part.blocked_ids, limits.done_ranges)
+    return {"line": _progress_line(brief), "done_md": done_md, "blocked_md": blocked_md}
 
-    ws = brief.workspace
-    note("workspace facts", sum(1 for kind, _ in ws.facts if kind not in limits.facts))
+
+def _paths_view(
+    ws: WorkspacePart, limits: Limits, hidden: dict[str, int]
+) -> tuple[list[str], str | None]:
     paths, more_lines = _take(ws.paths, limits.paths)
-    note("paths", more_lines)
-    more_paths = sum(p.count for p in ws.paths[len(paths) :])
-    unlisted = max(0, ws.paths_total - sum(p.count for p in ws.paths))
+    _note(hidden, "paths", more_lines)
+    more = sum(p.count for p in ws.paths[len(paths) :])
+    more += max(0, ws.paths_total - sum(p.count for p in ws.paths))  # beyond the snapshot's list
     paths_more = None
-    if more_paths or unlisted:
-        paths_more = (
-            f"… {more_paths + unlisted} more path{'s' if more_paths + unlisted != 1 else ''}"
-        )
-        paths_more += " (`git status` lists them)"
-    tests, more_tests = _take(ws.tests, limits.tests)
-    note("tests", more_tests)
-    tests_md = None
-    if tests or more_tests:
-        if not tests:
-            tests_md = f"{more_tests} (not listed)"
-        else:
-            tests_md = ", ".join(code(t) for t in tests) + (
-                f" and {more_tests} more" if more_tests else ""
-            )
-    log = None
-    if ws.log is not None:
-        lines, more_lines = _take(ws.log.lines[::-1], limits.log_lines)
-        note("log lines", more_lines)
-        if lines:
-            body = lines[::-1]
-            if more_lines:
-                body = [f"[{_plural(more_lines, 'earlier line')} left out]", *body]
-            log = {"path": ws.log.path_md, "age": ws.log.age, "fence": fence(body)}
-    transcript = None
-    if ws.transcript is not None and ws.transcript.items:
-        items, more_items = _take(ws.transcript.items, limits.transcript)
-        note("transcript", more_items)
-        if items:
-            transcript = {
-                "agent": ws.transcript.agent,
-                "updated": ws.transcript.updated,
-                "items": [i.md for i in items],
-            }
-    summary = None
-    if ws.summary is not None:
-        if limits.summary:
-            summary = [(label, "; ".join(spans)) for label, spans in ws.summary.fields]
-        else:
-            note("summary", 1)
-    notes_md = None
-    if ws.other_logs:
-        notes_md = f"{_plural(ws.other_logs, 'older log')} with error lines not shown."
+    if more:
+        paths_more = f"… {more} more path{'s' if more != 1 else ''} (`git status` lists them)"
+    return [p.md for p in paths], paths_more
 
+
+def _tests_view(ws: WorkspacePart, limits: Limits, hidden: dict[str, int]) -> str | None:
+    tests, more_tests = _take(ws.tests, limits.tests)
+    _note(hidden, "tests", more_tests)
+    if not tests:
+        return f"{more_tests} (not listed)" if more_tests else None
+    return ", ".join(code(t) for t in tests) + (f" and {more_tests} more" if more_tests else "")
+
+
+def _left_out(lines: list[str], limit: int, kind: str, hidden: dict[str, int]) -> list[str]:
+    """The last ``limit`` lines, after a line saying how many earlier ones were left out."""
+    kept, cut = _take(lines[::-1], limit)
+    _note(hidden, kind, cut)
+    body = kept[::-1]
+    if cut and body:
+        body = [f"[{_plural(cut, 'earlier line')} left out]", *body]
+    return body
+
+
+def _log_view(ws: WorkspacePart, limits: Limits, hidden: dict[str, int]) -> dict[str, Any] | None:
+    if ws.log is None:
+        return None
+    body = _left_out(ws.log.lines, limits.log_lines, "log lines", hidden)
+    if not body:
+        return None
+    return {"path": ws.log.path_md, "age": ws.log.age, "fence": fence(body)}
+
+
+def _transcript_view(
+    ws: WorkspacePart, limits: Limits, hidden: dict[str, int]
+) -> dict[str, Any] | None:
+    if ws.transcript is None or not ws.transcript.items:
+        return None
+    items, more_items = _take(ws.transcript.items, limits.transcript)
+    _note(hidden, "transcript", more_items)
+    if not items:
+        return None
+    return {
+        "agent": ws.transcript.agent,
+        "updated": ws.transcript.updated,
+        "items": [i.md for i in items],
+    }
+
+
+def _summary_view(
+    ws: WorkspacePart, limits: Limits, hidden: dict[str, int]
+) -> list[tuple[str, str]] | None:
+    if ws.summary is None:
+        return None
+    if not limits.summary:
+        _note(hidden, "summary", 1)
+        return None
+    return [(label, "; ".join(spans)) for label, spans in ws.summary.fields]
+
+
+def _workspace_view(brief: Brief, limits: Limits, hidden: dict[str, int]) -> dict[str, Any]:
+    ws = brief.workspace
+    _note(hidden, "workspace facts", sum(1 for kind, _ in ws.facts if kind not in limits.facts))
+    paths, paths_more = _paths_view(ws, limits, hidden)
+    return {
+        "facts": [md for kind, md in ws.facts if kind in limits.facts],
+        "paths": paths,
+        "paths_more": paths_more,
+        "tests": _tests_view(ws, limits, hidden),
+        "tests_source": ws.tests_source,
+        "log": _log_view(ws, limits, hidden),
+        "transcript": _transcript_view(ws, limits, hidden),
+        "summary": _summary_view(ws, limits, hidden),
+        "notes": f"{_plural(ws.other_logs, 'older log')} with error lines not shown."
+        if ws.other_logs
+        else None,
+    }
+
+
+def _ledger_view(brief: Brief, limits: Limits, hidden: dict[str, int]) -> list[str]:
     ledger, more_ledger = _take(brief.ledger, limits.ledger)
-    note("ledger", more_ledger)
+    _note(hidden, "ledger", more_ledger)
     ledger_md = [item.md for item in ledger]
     if more_ledger:
         unknown = sum(1 for item in brief.ledger[len(ledger) :] if item.status == "unknown")
@@ -245,54 +282,49 @@ def _view(brief: Brief, limits: Limits, hidden: dict[str, int]) -> dict[str, Any
             + (f" ({unknown} with unknown outcome)" if unknown else "")
             + ": run `resume-kit action list` before any side effect."
         )
+    return ledger_md
 
+
+def _warnings_view(brief: Brief, limits: Limits, hidden: dict[str, int]) -> list[str]:
     if limits.warning_ranges is not None and any(
         len(collapse_ids(g.units)) > limits.warning_ranges for g in brief.warnings
     ):
-        note("warning ids", 1)
-    warnings = [_warning_md(g, limits.warning_ranges) for g in brief.warnings]
+        _note(hidden, "warning ids", 1)
+    return [_warning_md(g, limits.warning_ranges) for g in brief.warnings]
 
-    nxt = None
-    if brief.next is not None:
-        n = brief.next
-        failure_lines, cut = _take(n.failure_lines[::-1], limits.failure_lines)
-        note("failure excerpt", cut)
-        body = failure_lines[::-1]
-        if cut:
-            body = [f"[{_plural(cut, 'earlier line')} left out]", *body]
-        failure = n.unit.last_failure
-        nxt = {
-            "id": code(n.unit.id),
-            "title": n.title_md,
-            "why": plain(n.why, 400),  # names units by id: one line, like all data
-            "files": ", ".join(n.files_md),
-            "artifacts": ", ".join(n.artifacts_md),
-            "failure": n.failure_md,
-            "failure_fence": fence(body) if body else fence(["(no output captured)"]),
-            "verify_fence": fence(n.verify_lines, "sh") if n.verify_lines else None,
-            "stuck": n.stuck,
-            "approved": n.approved,
-            "repeats": max(failure.repeats if failure else 0, STUCK_REPEATS),
-        }
+
+def _next_view(brief: Brief, limits: Limits, hidden: dict[str, int]) -> dict[str, Any] | None:
+    if brief.next is None:
+        return None
+    n = brief.next
+    body = _left_out(n.failure_lines, limits.failure_lines, "failure excerpt", hidden)
+    failure = n.unit.last_failure
+    return {
+        "id": code(n.unit.id),
+        "title": n.title_md,
+        "why": plain(n.why, 400),  # names units by id: one line, like all data
+        "files": ", ".join(n.files_md),
+        "artifacts": ", ".join(n.artifacts_md),
+        "failure": n.failure_md,
+        "failure_fence": fence(body) if body else fence(["(no output captured)"]),
+        "verify_fence": fence(n.verify_lines, "sh") if n.verify_lines else None,
+        "stuck": n.stuck,
+        "approved": n.approved,
+        "repeats": max(failure.repeats if failure else 0, STUCK_REPEATS),
+    }
+
+
+def _view(brief: Brief, limits: Limits, hidden: dict[str, int]) -> dict[str, Any]:
+    """The template's context at one level; counts what it leaves out into ``hidden``."""
     return {
         "data_label": DATA_LABEL,
         "goal_md": brief.goal_md,
         "notes_md": brief.notes_md,
-        "progress": {"line": _progress_line(brief), "done_md": done_md, "blocked_md": blocked_md},
-        "workspace": {
-            "facts": [md for kind, md in ws.facts if kind in limits.facts],
-            "paths": [p.md for p in paths],
-            "paths_more": paths_more,
-            "tests": tests_md,
-            "tests_source": ws.tests_source,
-            "log": log,
-            "transcript": transcript,
-            "summary": summary,
-            "notes": notes_md,
-        },
-        "warnings": warnings,
-        "ledger": ledger_md,
-        "next": nxt,
+        "progress": _done_view(brief, limits, hidden),
+        "workspace": _workspace_view(brief, limits, hidden),
+        "warnings": _warnings_view(brief, limits, hidden),
+        "ledger": _ledger_view(brief, limits, hidden),
+        "next": _next_view(brief, limits, hidden),
         "no_next_md": brief.no_next_md,
     }
 
@@ -585,7 +617,7 @@ def _json_data(
 
 
 def _redact(text: str) -> str:
-    from resume_kit.brief.build import redacted
+    from resume_kit.core.inert import redacted
 
     return redacted(text)
 

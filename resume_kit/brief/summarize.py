@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from resume_kit.core.inert import clip
 from resume_kit.infra.redact import redact
 from resume_kit.infra.store import atomic_write
 from resume_kit.model.facts import Snapshot
@@ -255,8 +256,7 @@ def request_digest(request: Mapping[str, Any]) -> str:
 
 
 def _clip(text: str, limit: int) -> str:
-    text = redact(text)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return clip(redact(text), limit)
 
 
 def _newest_lines(lines: tuple[str, ...], budget: int) -> list[str]:

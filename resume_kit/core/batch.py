@@ -12,7 +12,6 @@ units may run at the same time only when neither names the other in ``after`` an
 
 from __future__ import annotations
 
-import functools
 import posixpath
 import re
 from dataclasses import dataclass, field
@@ -25,9 +24,9 @@ from resume_kit.infra.errors import (
     EXIT_VERIFY_FAILED,
     ResumeKitError,
 )
+from resume_kit.model.findings import STUCK_REPEATS
+from resume_kit.model.globs import broad_glob_regex
 from resume_kit.model.progress import Progress, Unit
-
-STUCK_REPEATS = 3  # the same failure signature this many times running: UNIT_STUCK (SPEC 5)
 
 # --------------------------------------------------------------------------- durations
 
@@ -108,51 +107,8 @@ def claims_of(unit: Unit) -> Claims:
     return Claims(frozenset(literals), tuple(patterns))
 
 
-@functools.lru_cache(maxsize=4096)
-def _broad_glob(pattern: str) -> re.Pattern[str]:
-    """A regex matching every path the glob matches, and possibly more (errs on the safe
-    side): ``**/`` is any number of folders or none, ``*``, ``?`` and classes may cross
-    ``/``, and names starting with a dot are not special."""
-    out: list[str] = []
-    i, n = 0, len(pattern)
-    while i < n:
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern[i] == "*":
-            out.append(".*")
-            i += 2 if pattern.startswith("**", i) else 1
-        elif pattern[i] == "?":
-            out.append(".")
-            i += 1
-        elif pattern[i] == "[":
-            j = i + 1
-            if j < n and pattern[j] in "!^":
-                j += 1
-            if j < n and pattern[j] == "]":
-                j += 1
-            while j < n and pattern[j] != "]":
-                j += 1
-            if j >= n:
-                out.append(re.escape("["))
-                i += 1
-                continue
-            body = pattern[i + 1 : j].replace("\\", "\\\\")
-            if body.startswith("!"):
-                body = "^" + body[1:]
-            out.append(f"[{body}]")
-            i = j + 1
-        else:
-            out.append(re.escape(pattern[i]))
-            i += 1
-    try:
-        return re.compile("".join(out) + r"\Z", re.DOTALL)
-    except re.error:  # an odd class: anything at all, to stay on the safe side
-        return re.compile(".*", re.DOTALL)
-
-
 def _literal_meets_pattern(literal: str, pattern: str, prefix: str) -> bool:
-    return bool(_broad_glob(pattern).match(literal)) or _within(prefix, literal)
+    return bool(broad_glob_regex(pattern).match(literal)) or _within(prefix, literal)
 
 
 def claims_overlap(a: Claims, b: Claims) -> bool:
@@ -210,7 +166,6 @@ STOP_MAX_FAILURES = "max-failures"
 STOP_MAX_UNITS = "max-units"
 STOP_TIME_BUDGET = "time-budget"
 STOP_INTERRUPTED = "interrupted"
-STOP_ERROR = "error"
 
 
 @dataclass

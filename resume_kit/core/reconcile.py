@@ -9,15 +9,15 @@ findings first within a severity).
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
-import re
 import shlex
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-from resume_kit.facts.fingerprint import glob_regex
+from resume_kit.core.inert import code_span, squash
+from resume_kit.core.timeutil import age
 from resume_kit.model.facts import Changes, RepoFacts, Snapshot, UnitFacts
-from resume_kit.model.findings import SEVERITY_ORDER, Finding, finding
+from resume_kit.model.findings import SEVERITY_ORDER, STUCK_REPEATS, Finding, finding
+from resume_kit.model.globs import Ownership
 from resume_kit.model.progress import Progress, Unit
 
 # Findings that are only "info" when nothing else is wrong (SPEC 5).
@@ -38,27 +38,13 @@ _OPERATION_FIX = {
 # --------------------------------------------------------------------------- small helpers
 
 
-def _one_line(text: Any, limit: int = 120) -> str:
-    line = " ".join(str(text).split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
-
-
-_BACKTICK_RUN = re.compile(r"`+")
-
-
 def _data(text: Any, limit: int = 80) -> str:
     """An untrusted value (a file name, a log line, a test id, an agent's text) on one line, as
     an inline code span that no backtick inside it can close: in the brief it stays quoted data
     and never reads as an instruction."""
     # A backslash before a backtick would make the brief's line check distrust every span on
     # the line (outside a span it escapes the backtick); inside a span it means nothing.
-    value = _one_line(text, limit).replace("\\`", "\\ `")
-    if not value:
-        return '""'
-    longest = max((len(run) for run in _BACKTICK_RUN.findall(value)), default=0)
-    ticks = "`" * (longest + 1)
-    pad = " " if value.startswith(("`", " ")) or value.endswith(("`", " ")) else ""
-    return f"{ticks}{pad}{value}{pad}{ticks}"
+    return code_span(squash(text, limit).replace("\\`", "\\ `"))
 
 
 def _some(items: list[str], limit: int = 3) -> str:
@@ -68,86 +54,6 @@ def _some(items: list[str], limit: int = 3) -> str:
 
 def _short(sha: str | None) -> str:
     return sha[:7] if sha else "no commit"
-
-
-def parse_iso(text: Any) -> dt.datetime | None:
-    if not isinstance(text, str) or not text:
-        return None
-    try:
-        value = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return value if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)
-
-
-def describe_age(then: Any, now: Any) -> str | None:
-    """``3h ago``-style distance between two ISO times; None when either is unknown."""
-    start, end = parse_iso(then), parse_iso(now)
-    if start is None or end is None:
-        return None
-    seconds = int((end - start).total_seconds())
-    if seconds < 0:
-        return "in the future"
-    if seconds < 60:
-        return "just now"
-    for size, unit in ((86400 * 365, "y"), (86400 * 30, "mo"), (86400, "d"), (3600, "h")):
-        if seconds >= size:
-            return f"{seconds // size}{unit} ago"
-    return f"{seconds // 60}m ago"
-
-
-# --------------------------------------------------------------------------- ownership
-
-
-_WILDCARD = re.compile(r"[*?\[]")
-
-
-class Ownership:
-    """Which paths some unit owns through its ``files`` globs or its ``artifacts``."""
-
-    def __init__(self, patterns: Iterable[str]):
-        self.literals: set[str] = set()
-        self.wildcards: list[str] = []
-        for raw in patterns:
-            pattern = raw.strip()
-            while pattern.startswith("./"):
-                pattern = pattern[2:]
-            pattern = pattern.rstrip("/")
-            if not pattern:
-                continue
-            if _WILDCARD.search(pattern):
-                self.wildcards.append(pattern)
-            else:
-                self.literals.add(pattern)
-        self.wildcards = sorted(set(self.wildcards))
-        self.regex = (
-            re.compile("|".join(f"(?:{glob_regex(p).pattern})" for p in self.wildcards))
-            if self.wildcards
-            else None
-        )
-
-    def owns(self, path: str) -> bool:
-        if path.endswith(
-            "/"
-        ):  # an untracked folder shown collapsed: owned if it may hold owned files
-            return self._owns_folder(path)
-        parts = path.split("/")
-        # a literal names the file itself or a folder holding it
-        if any("/".join(parts[:k]) in self.literals for k in range(1, len(parts) + 1)):
-            return True
-        return bool(self.regex and self.regex.match(path))
-
-    def _owns_folder(self, folder: str) -> bool:
-        depth = folder.count("/")
-        if any(lit.startswith(folder) or folder.startswith(lit + "/") for lit in self.literals):
-            return True
-        for pattern in self.wildcards:
-            prefix = pattern[: _WILDCARD.search(pattern).start()]  # type: ignore[union-attr]
-            if prefix.startswith(folder):
-                return True
-            if folder.startswith(prefix) and ("**" in pattern or pattern.count("/") >= depth):
-                return True
-        return False
 
 
 # --------------------------------------------------------------------------- the checks
@@ -192,7 +98,7 @@ def _done_unit_findings(
             )
         ]
     found: list[Finding] = []
-    when = describe_age(evidence.verified_at, now) or evidence.verified_at or "at an unknown time"
+    when = age(evidence.verified_at, now) or evidence.verified_at or "at an unknown time"
     missing = facts.get("missing_artifacts") or []
     current = facts.get("fingerprint")
     if missing:
@@ -240,7 +146,7 @@ def _done_unit_findings(
 
 def _stuck(unit: Unit) -> Finding | None:
     failure = unit.last_failure
-    if unit.status == "done" or failure is None or failure.repeats < 3:
+    if unit.status == "done" or failure is None or failure.repeats < STUCK_REPEATS:
         return None
     excerpt = _data(failure.excerpt.splitlines()[-1], 100) if failure.excerpt.strip() else ""
     return finding(

@@ -20,3 +20,29 @@ def parse_utc(value: object) -> dt.datetime | None:
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=dt.timezone.utc)
     return parsed.astimezone(dt.timezone.utc)
+
+
+def duration(seconds: float) -> str:
+    """``12 min``, ``3 h``, ``2 d``: rounded in the largest unit that fits, at least 1 min."""
+    if seconds < 90 * 60:
+        return f"{max(1, round(seconds / 60))} min"
+    if seconds < 36 * 3600:
+        return f"{round(seconds / 3600)} h"
+    return f"{round(seconds / 86400)} d"
+
+
+def age(then: object, now: object) -> str | None:
+    """The one form of an age (SPEC 4): ``"just now"``, ``"12 min ago"``, ``"3 h ago"``,
+    ``"2 d ago"``; ``now`` is a datetime or an ISO time; None when either cannot be read."""
+    start = parse_utc(then)
+    end = now if isinstance(now, dt.datetime) else parse_utc(now)
+    if start is None or end is None:
+        return None
+    seconds = (end - start).total_seconds()
+    return "just now" if seconds < 60 else f"{duration(seconds)} ago"
+
+
+def age_span(seconds: list[float]) -> str:
+    """``5 h–2 d ago`` for the youngest and the oldest of some ages (``5 h ago`` when alike)."""
+    low, high = duration(min(seconds)), duration(max(seconds))
+    return f"{low} ago" if low == high else f"{low}–{high} ago"

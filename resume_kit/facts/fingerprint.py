@@ -12,11 +12,12 @@ import glob
 import hashlib
 import json
 import os
-import re
 import stat
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from resume_kit.model.globs import glob_regex
 
 if TYPE_CHECKING:
     from resume_kit.facts.hashcache import HashCache
@@ -109,49 +110,6 @@ def expand_globs(
             if safe is not None and _file_or_link(safe) is not None:
                 found.add(rel)
     return sorted(found)
-
-
-def glob_regex(pattern: str) -> re.Pattern[str]:
-    """``pattern`` as a regex over relative paths, with glob's rules: ``*`` and ``?`` stay in
-    one folder, ``**`` spans folders, and no wildcard matches a name's leading dot.
-
-    The one definition of which paths a unit's globs name: the fingerprint hashes them,
-    reconcile counts them as owned and the brief lists them first. A pattern that is no
-    valid glob names itself."""
-    out: list[str] = []
-    i, start = 0, True  # ``start``: at the start of a path component
-    while i < len(pattern):
-        if pattern.startswith("**/", i) and start:
-            out.append(r"(?:(?!\.)[^/]+/)*")
-            i += 3
-            continue
-        if pattern.startswith("**", i) and start:
-            out.append(r"(?:(?!\.)[^/]*(?:/(?!\.)[^/]*)*)?")
-            i += 2
-            start = False
-            continue
-        char = pattern[i]
-        if char == "*":
-            out.append(r"(?!\.)[^/]*" if start else "[^/]*")
-        elif char == "?":
-            out.append(r"[^/.]" if start else "[^/]")
-        elif char == "[" and (end := pattern.find("]", i + 2)) != -1:
-            body = pattern[i + 1 : end].replace("\\", "\\\\")
-            out.append("[^" + body[1:] + "]" if body.startswith("!") else f"[{body}]")
-            i = end
-        else:
-            out.append(re.escape(char))
-        start = char == "/"
-        i += 1
-    try:
-        return re.compile("".join(out) + r"\Z")
-    except re.error:
-        return re.compile(re.escape(pattern) + r"\Z")
-
-
-def glob_match(path: str, patterns: Iterable[str]) -> bool:
-    """Whether ``path`` (relative, forward slashes) matches any of the globs."""
-    return any(glob_regex(p.removeprefix("./")).match(path) for p in patterns)
 
 
 def _recursive_matches(base: str, pattern: str) -> Iterable[str]:

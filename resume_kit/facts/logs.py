@@ -18,10 +18,10 @@ from pathlib import Path
 from stat import S_ISREG
 from typing import Any
 
+from resume_kit.core.escape import ANSI_SEQUENCE
 from resume_kit.infra.redact import redact, split_lines
 
 MAX_LINE_CHARS = 300
-_ANSI = re.compile(r"\x1b\[[0-9;?]{0,32}[A-Za-z]|\x1b\][^\x07]{0,256}\x07")
 _TRACEBACK_START = re.compile(r"Traceback \(most recent call last\):")
 _FRAME = re.compile(r'^\s*File "[^"]{1,1024}", line \d+')
 _EXCEPTION_LINE = re.compile(
@@ -110,7 +110,7 @@ def error_lines(text: str, max_lines: int = 40) -> list[str]:
     if not text or max_lines <= 0:
         return []
     if "\x1b" in text:
-        text = _ANSI.sub("", text)
+        text = ANSI_SEQUENCE.sub("", text)
     # splitlines also splits at a lone \r, so each redraw of a progress bar is its own line
     lines = [line.rstrip() for line in split_lines(text)]
     seen: set[str] = set()

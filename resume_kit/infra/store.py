@@ -18,7 +18,6 @@ import re
 import socket
 import stat
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 from resume_kit.infra.errors import LockError
@@ -364,13 +363,6 @@ class FileLock:
 
     def __exit__(self, *exc: object) -> None:
         self.release()
-
-
-@contextlib.contextmanager
-def locked(target: Path, timeout: float | None = None) -> Iterator[FileLock]:
-    lock = FileLock(target, timeout)
-    with lock:
-        yield lock
 
 
 def history_name_pattern(target: Path) -> re.Pattern[str]:

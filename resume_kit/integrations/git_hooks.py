@@ -29,7 +29,6 @@ HOOK_ID = "7c1e4b52-resume-kit-git-hook-v1"
 MARKER = f"# resume-kit-hook-id: {HOOK_ID}"
 LEGACY_SUFFIX = ".legacy"
 SUPPORTED = ("post-commit", "prepare-commit-msg")
-DEFAULT_HOOKS = SUPPORTED
 SCRIPT_MODE = 0o755
 _SNIFF_BYTES = 4096
 

@@ -27,7 +27,6 @@ from resume_kit.infra.errors import ResumeKitError
 from resume_kit.infra.safefs import (
     FileTooLarge,
     NotARegularFile,
-    UnsafePath,
     contained,
     open_regular,
 )
@@ -265,16 +264,6 @@ def uninstall(path: Path, remove_empty_dir: bool = False, root: Path | None = No
         return Change(removed, wrote=True, deleted=True)
     atomic_write(current.path, render(new, current.indent), mode=current.mode)
     return Change(removed, wrote=True)
-
-
-def our_hooks_in(path: Path, root: Path | None = None) -> list[str]:
-    """The events that carry one of our hooks in ``path`` (``[]`` when unreadable)."""
-    try:
-        data = read_settings(path, root).data
-    except (SettingsError, UnsafePath):
-        return []
-    _, events = remove_hooks(data)
-    return events
 
 
 def resume_kit_on_path() -> bool:

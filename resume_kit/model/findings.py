@@ -25,6 +25,9 @@ SEVERITY: dict[str, Severity] = {
     "SNAPSHOT_NOTE": "info",
 }
 SEVERITY_ORDER = {"error": 0, "warn": 1, "info": 2}
+# The same failure signature this many times running makes a unit stuck (UNIT_STUCK): the
+# brief says to change the approach and `run` no longer retries it.
+STUCK_REPEATS = 3
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from resume_kit.core.escape import escape_controls
+from resume_kit.core.inert import clip
 from resume_kit.infra.errors import ConfigError
 from resume_kit.infra.paths import Layout
 
@@ -78,8 +80,7 @@ def _shown(value: Any) -> str:
     """A value for a message: scalars as written (capped), containers by kind only (a YAML
     alias bomb is a few lines of text but billions of items once printed)."""
     if isinstance(value, str | int | float | bool) or value is None:
-        text = repr(value)
-        return text if len(text) <= 60 else text[:59] + "…"
+        return clip(repr(value), 60)
     return f"a {type(value).__name__}"
 
 
@@ -87,8 +88,7 @@ def _name(key: Any) -> str:
     """A key as written (capped, control characters escaped: the message stays one line);
     anything else as :func:`_shown` describes it."""
     if isinstance(key, str):
-        text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in key)
-        return text if len(text) <= 60 else text[:59] + "…"
+        return clip(escape_controls(key), 60)
     return _shown(key)
 
 

@@ -8,6 +8,8 @@ import math
 from collections.abc import Iterator
 from typing import Any, Literal, cast
 
+from resume_kit.core.escape import escape_controls
+from resume_kit.core.inert import clip
 from resume_kit.infra.errors import ProgressFileError
 from resume_kit.model.progress import (
     ACTION_KEYS,
@@ -82,8 +84,7 @@ def _shown(value: Any) -> str:
     bomb is a few lines of text but billions of items once printed)."""
     if isinstance(value, str | int | float | bool) or value is None:
         # control characters escaped: a key with a newline must not break the one-line error
-        text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(value))
-        return text if len(text) <= 60 else text[:59] + "…"
+        return clip(escape_controls(str(value)), 60)
     return _type_name(value)
 
 

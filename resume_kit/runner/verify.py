@@ -29,6 +29,7 @@ from pathlib import Path
 from types import FrameType
 from typing import IO, Any, BinaryIO
 
+from resume_kit.core.escape import ANSI_SEQUENCE
 from resume_kit.infra.errors import LockError
 from resume_kit.infra.paths import Layout
 from resume_kit.infra.store import FileLock, ensure_gitignore, group_alive
@@ -451,19 +452,19 @@ def failure_signature(lines: list[str], exit_code: int | None, timed_out: bool =
     return hashlib.sha256(material.encode("utf-8", "surrogateescape")).hexdigest()
 
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]{0,32}[A-Za-z]|\x1b\][^\x07]{0,256}\x07")
 MAX_LINE_CHARS = 300
 
 
 def _printable(line: str) -> str:
     """No terminal escapes or control characters (they cannot live in YAML or a terminal)."""
     from resume_kit.core.escape import escape_controls
+    from resume_kit.core.inert import clip
 
-    line = _ANSI.sub("", line)
+    line = ANSI_SEQUENCE.sub("", line)
     if "\r" in line:  # a progress bar redrawn with \r: the visible text is the last part
         line = line.rstrip("\r").rsplit("\r", 1)[-1]
     line = escape_controls(line, keep="\t").rstrip()
-    return line if len(line) <= MAX_LINE_CHARS else line[: MAX_LINE_CHARS - 1] + "…"
+    return clip(line, MAX_LINE_CHARS)
 
 
 def error_excerpt(output_tail: str) -> list[str]:
@@ -483,35 +484,10 @@ def error_excerpt(output_tail: str) -> list[str]:
 # --------------------------------------------------------------------------- evidence
 
 
-def head_commit(root: Path) -> str | None:
-    from resume_kit.infra.gitcmd import run_git
-
-    out = run_git(root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}", check=False)
-    return out or None
-
-
-def tracked_changes_outside_state(root: Path) -> bool:
-    """True when tracked files outside ``.resume-kit/`` differ from HEAD (index or work tree)."""
-    from resume_kit.facts.git import parse_status_v2
-    from resume_kit.infra.gitcmd import run_git_bytes
-    from resume_kit.infra.paths import STATE_DIR
-
-    _, out, _ = run_git_bytes(root, "status", "--porcelain=v2", "-z", "-uno", check=False)
-
-    def outside(path: str | None) -> bool:
-        return path is not None and path != STATE_DIR and not path.startswith(STATE_DIR + "/")
-
-    return any(
-        outside(entry.get("path")) or outside(entry.get("orig_path"))
-        for entry in parse_status_v2(out)["entries"]
-        if entry["kind"] in ("1", "2", "u")
-    )
-
-
 def head_and_dirty(root: Path) -> tuple[str | None, bool]:
-    """:func:`head_commit` and :func:`tracked_changes_outside_state` from one git process
-    (``# branch.oid`` of ``status --branch``): one spawn less per checkpoint, which is much
-    of what ``resume-kit run`` adds per unit."""
+    """HEAD's commit and whether tracked files outside ``.resume-kit/`` differ from HEAD (index
+    or work tree), from one git process (``# branch.oid`` of ``status --branch``): one spawn
+    less per checkpoint, which is much of what ``resume-kit run`` adds per unit."""
     from resume_kit.facts.git import parse_status_v2
     from resume_kit.infra.gitcmd import run_git_bytes
     from resume_kit.infra.paths import STATE_DIR

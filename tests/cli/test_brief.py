@@ -13,20 +13,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from resume_kit.brief.build import (
-    blockquote,
-    build_brief,
-    code,
-    code_span,
-    collapse_ids,
-    fence,
-    glob_match,
-    one_line,
-    plain,
-    ranges_md,
-)
+from resume_kit.brief.build import build_brief, collapse_ids, ranges_md
 from resume_kit.brief.render import render
+from resume_kit.core.inert import blockquote, code, code_span, fence, one_line, plain
 from resume_kit.model.findings import finding
+from resume_kit.model.globs import glob_match
 from resume_kit.model.progress import Action, LastFailure, Progress, Unit
 from tests.brief_cases import (
     SECRETS,
@@ -142,7 +133,7 @@ def test_a_code_span_holds_any_value(value: str) -> None:
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.text(max_size=40), max_size=6))
 def test_a_fence_holds_any_lines(lines: list[str]) -> None:
-    from resume_kit.brief.build import block_lines
+    from resume_kit.core.inert import block_lines
 
     block = fence(block_lines(lines))
     seen = outside_code(f"before\n{block}\nafter")

@@ -100,7 +100,7 @@ def test_done_when_rebase_dirty_tree_failing_test_and_edited_done_unit(repo: Pat
         "DONE_BUT_CHANGED",
         "calc: its files changed",
         "verify-next --stale",
-        "3h ago",
+        "3 h ago",
         "git rebase --continue",
     ):
         assert fact in out, (fact, out)
@@ -223,7 +223,7 @@ def test_small_status_lists_every_unit_with_age_and_failure(repo: Path) -> None:
     assert result.code == 0, result.stderr
     out = result.stdout
     assert "First [bold]" in out  # titles are data, not markup
-    assert f"5h ago · {sha[:7]}" in out
+    assert f"5 h ago · {sha[:7]}" in out
     assert "2x exit 1: AssertionError: 3 != 4" in out
     assert "working tree clean" in out or "uncommitted changes" in out
     assert "1/2 done · 1 in progress" in out and "no findings" in out

@@ -141,7 +141,7 @@ def _report(rendered: Any, budget_note: str, output: Path | None) -> None:
 def _hook_note(message: str) -> str:
     import json
 
-    from resume_kit.brief.build import one_line
+    from resume_kit.core.inert import one_line
 
     context = (
         "resume-kit could not build the resume brief for this repository "

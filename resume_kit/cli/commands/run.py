@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from resume_kit.cli.ui import hint, info, say
 from resume_kit.infra.errors import EXIT_UNTRUSTED, ResumeKitError, UntrustedCommandError
 from resume_kit.infra.messages import prefixed, warning_text
+from resume_kit.model.findings import STUCK_REPEATS
 
 if TYPE_CHECKING:
     from resume_kit.core.batch import Batch, Failure, Remaining
@@ -51,11 +52,11 @@ def _ids(ids: list[str], limit: int = LIST_MAX) -> str:
 
 
 def _clip(text: str, limit: int = 160) -> str:
+    from resume_kit.core.inert import clip
     from resume_kit.infra.redact import redact
     from resume_kit.infra.trust import display_command
 
-    line = display_command(redact(text))
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+    return clip(display_command(redact(text)), limit)
 
 
 def _clock(seconds: float) -> str:
@@ -78,8 +79,6 @@ def _rate(passed: int, elapsed: float) -> str:
 
 def _may_run(progress: Progress) -> list[Unit]:
     """Units this run could start at some point: not done, not blocked, not stuck, verifiable."""
-    from resume_kit.core.batch import STUCK_REPEATS
-
     return [
         u
         for u in progress.units
@@ -605,7 +604,7 @@ def _print_summary(summary: dict[str, Any], options: _Options) -> None:
         elif summary["stuck"]:
             say(
                 f"nothing run: {_ids(summary['stuck'])} failed the same way "
-                "3 times running (UNIT_STUCK) and is not retried by `run`"
+                f"{STUCK_REPEATS} times running (UNIT_STUCK) and is not retried by `run`"
             )
             hint(
                 "change the approach, then check it with "
@@ -639,7 +638,8 @@ def _print_summary(summary: dict[str, Any], options: _Options) -> None:
         info(f"  stopped while running (not done): {_ids(summary['interrupted'])}")
     if summary["stuck"]:
         info(
-            f"  not retried, stuck on the same failure 3 times running: {_ids(summary['stuck'])}"
+            f"  not retried, stuck on the same failure {STUCK_REPEATS} times running: "
+            f"{_ids(summary['stuck'])}"
             " (change the approach, then `resume-kit verify-next --unit ID`)"
         )
     if summary["refused"]:

@@ -30,24 +30,24 @@ class Row:
 
 
 def _evidence_text(unit: Unit, now: str) -> str:
-    from resume_kit.core.reconcile import describe_age
+    from resume_kit.core.timeutil import age as age_of
 
     if unit.evidence is None:
         return "none" if unit.status == "done" else ""
     ev = unit.evidence
-    age = describe_age(ev.verified_at, now) or ev.verified_at or "?"
+    age = age_of(ev.verified_at, now) or ev.verified_at or "?"
     text = f"{age} · {ev.commit[:7]}" if ev.commit else age
     return text + (" (dirty)" if ev.dirty else "")
 
 
 def _failure_text(unit: Unit) -> str:
+    from resume_kit.core.inert import squash
+
     failure = unit.last_failure
     if failure is None:
         return ""
     excerpt = failure.excerpt.strip().splitlines()[-1] if failure.excerpt.strip() else ""
-    excerpt = " ".join(excerpt.split())
-    if len(excerpt) > 60:
-        excerpt = excerpt[:59] + "…"
+    excerpt = squash(excerpt, 60)
     return f"{failure.repeats}x exit {failure.exit_code}" + (f": {excerpt}" if excerpt else "")
 
 
@@ -100,7 +100,9 @@ def unit_rows(progress: Progress, findings: list[Finding], now: str) -> list[Row
 
 
 def _clip(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: max(1, width - 1)] + "…"
+    from resume_kit.core.inert import clip
+
+    return clip(text, width)
 
 
 def _free_text_widths(rows: list[Row], total: int) -> tuple[int, int]:

@@ -35,11 +35,11 @@ def _shown(text: str) -> str:
 
 
 def _clip(text: str, limit: int = LIVE_LINE_CHARS) -> str:
+    from resume_kit.core.inert import clip
     from resume_kit.infra.redact import redact
     from resume_kit.infra.trust import display_command
 
-    line = display_command(redact(text))
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+    return clip(display_command(redact(text)), limit)
 
 
 class PlainProgress:

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from resume_kit.core.inert import squash
 from resume_kit.core.timeutil import parse_utc
 from resume_kit.infra.redact import redact, split_lines
 
@@ -28,7 +29,6 @@ _STATUS_ALIASES = {
     "inprogress": "in_progress",
     "active": "in_progress",
 }
-_SPACE = re.compile(r"\s+")
 _WHOLE_SECONDS = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.\d+)?(.*)$")
 _EXIT_ONLY = re.compile(r"^(?:exit code:?|process exited with code) -?\d+\.?$", re.IGNORECASE)
 
@@ -51,10 +51,7 @@ def empty_result(agent: str, path: Path) -> dict[str, Any]:
 
 def clip(text: str, limit: int) -> str:
     """Whitespace squashed, redacted first (a secret is never half cut), then shortened."""
-    flat = _SPACE.sub(" ", redact(text)).strip()
-    if len(flat) <= limit:
-        return flat
-    return flat[: limit - 1].rstrip() + "…"
+    return squash(redact(text), limit)
 
 
 def error_line(text: str) -> str | None:

@@ -1,0 +1,46 @@
+"""ISO times and ages: one reader (parse_utc) and one form of an age, for the brief, the
+findings and ``status`` alike."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from resume_kit.core.timeutil import age, age_span, parse_utc
+
+NOW = "2026-11-29T10:00:00Z"
+
+
+@pytest.mark.parametrize(
+    ("then", "now", "text"),
+    [
+        ("2026-11-29T07:00:00Z", NOW, "3 h ago"),
+        ("2026-11-29T09:59:30Z", NOW, "just now"),
+        ("2026-11-29T09:45:00Z", NOW, "15 min ago"),
+        ("2026-11-29T08:45:00Z", NOW, "75 min ago"),
+        ("2026-11-20T10:00:00Z", NOW, "9 d ago"),
+        ("2026-11-29T11:00:00Z", NOW, "just now"),  # a clock a little ahead
+        ("garbage", NOW, None),
+        ("2026-11-29T07:00:00Z", None, None),
+    ],
+)
+def test_age(then: str, now: str | None, text: str | None) -> None:
+    assert age(then, now) == text
+    if now is not None:  # a datetime for ``now`` reads the same
+        assert age(then, parse_utc(now)) == text
+
+
+def test_parse_utc_reads_the_forms_agents_write() -> None:
+    want = dt.datetime(2026, 11, 29, 10, 0, tzinfo=dt.timezone.utc)
+    for text in ("2026-11-29T10:00:00Z", "2026-11-29T10:00:00z", "2026-11-29T10:00:00",
+                 "2026-11-29T11:00:00+01:00", " 2026-11-29T10:00:00Z "):  # fmt: skip
+        assert parse_utc(text) == want, text
+        assert parse_utc(text).tzinfo is dt.timezone.utc  # type: ignore[union-attr]
+    for bad in ("", "yesterday", None, 17):
+        assert parse_utc(bad) is None
+
+
+def test_age_span() -> None:
+    assert age_span([5 * 3600.0, 2 * 86400.0]) == "5 h–2 d ago"
+    assert age_span([5 * 3600.0, 5 * 3600.0 + 60]) == "5 h ago"
