@@ -18,6 +18,7 @@ from resume_kit.facts.transcripts.records import (
     MAX_ERRORS,
     MAX_REQUEST_CHARS,
     clip,
+    coverage_notes,
     empty_result,
     error_line,
     files_newest_first,
@@ -26,6 +27,7 @@ from resume_kit.facts.transcripts.records import (
     iso_time,
     mtime_iso,
     name_errors,
+    read_tail,
     todo_list,
     within,
 )
@@ -296,10 +298,8 @@ def read_session(
     result = empty_result(AGENT, path)
     notes: list[str] = result["notes"]
     reader = _Reader()
-    try:
-        stats = tail.read_backward(path, reader, cap=cap, min_bytes=min_bytes)
-    except OSError as exc:
-        notes.append(clip(f"could not read the Claude Code session {path}: {exc}", 300))
+    stats = read_tail(path, reader, notes, "Claude Code session", cap=cap, min_bytes=min_bytes)
+    if stats is None:
         return result
     result["session_id"] = reader.session_id or path.stem
     result["updated_at"] = reader.updated_at or mtime_iso(path)
@@ -311,13 +311,12 @@ def read_session(
         "last_context": reader.last_context,
     }
     result["compactions"] = {"count": reader.compactions, "last_at": reader.compaction_at}
-    if not stats.reached_start:
-        notes.append(
-            f"read the last {tail.mib(stats.bytes_read)} of {tail.mib(stats.size)}: "
-            "token total and compaction count cover that part only"
-        )
-        if reader.todos is None:
-            notes.append(f"no todo list in the last {tail.mib(stats.bytes_read)} of the session")
-    if stats.broken_lines:
-        notes.append(f"skipped {stats.broken_lines} unreadable line(s) of the session")
+    coverage_notes(
+        notes,
+        stats,
+        counts="token total and compaction count cover",
+        todos=reader.todos is not None,
+        plan="todo list",
+        file="session",
+    )
     return result

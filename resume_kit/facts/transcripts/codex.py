@@ -18,6 +18,7 @@ from resume_kit.facts.transcripts.records import (
     MAX_ERRORS,
     MAX_REQUEST_CHARS,
     clip,
+    coverage_notes,
     empty_result,
     error_line,
     files_newest_first,
@@ -26,6 +27,7 @@ from resume_kit.facts.transcripts.records import (
     iso_time,
     mtime_iso,
     name_errors,
+    read_tail,
     todo_list,
     within,
 )
@@ -281,10 +283,8 @@ def read_rollout(
     result = empty_result(AGENT, path)
     notes: list[str] = result["notes"]
     reader = _Reader()
-    try:
-        stats = tail.read_backward(path, reader, cap=cap, min_bytes=min_bytes)
-    except OSError as exc:
-        notes.append(clip(f"could not read the Codex rollout {path}: {exc}", 300))
+    stats = read_tail(path, reader, notes, "Codex rollout", cap=cap, min_bytes=min_bytes)
+    if stats is None:
         return result
     session_id = reader.session_id
     if session_id is None:
@@ -305,13 +305,12 @@ def read_rollout(
         "count": max(reader.compacted, reader.compact_events),
         "last_at": reader.compaction_at,
     }
-    if not stats.reached_start:
-        notes.append(
-            f"read the last {tail.mib(stats.bytes_read)} of {tail.mib(stats.size)}: "
-            "the compaction count covers that part only"
-        )
-        if reader.todos is None:
-            notes.append(f"no plan in the last {tail.mib(stats.bytes_read)} of the rollout")
-    if stats.broken_lines:
-        notes.append(f"skipped {stats.broken_lines} unreadable line(s) of the rollout")
+    coverage_notes(
+        notes,
+        stats,
+        counts="the compaction count covers",
+        todos=reader.todos is not None,
+        plan="plan",
+        file="rollout",
+    )
     return result

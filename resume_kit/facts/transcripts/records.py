@@ -12,6 +12,7 @@ from typing import Any
 
 from resume_kit.core.inert import squash
 from resume_kit.core.timeutil import parse_utc
+from resume_kit.facts.transcripts import tail
 from resume_kit.infra.redact import redact, split_lines
 
 MAX_ERRORS = 5
@@ -175,3 +176,30 @@ def int_or_zero(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         return 0
     return max(value, 0)
+
+
+def coverage_notes(
+    notes: list[str], stats: tail.TailStats, *, counts: str, todos: bool, plan: str, file: str
+) -> None:
+    """What a tail-first read of a session file could not see: ``counts`` cover(s) only the part
+    read, no ``plan`` was found in it, lines of the ``file`` were skipped."""
+    if not stats.reached_start:
+        notes.append(
+            f"read the last {tail.mib(stats.bytes_read)} of {tail.mib(stats.size)}: "
+            f"{counts} that part only"
+        )
+        if not todos:
+            notes.append(f"no {plan} in the last {tail.mib(stats.bytes_read)} of the {file}")
+    if stats.broken_lines:
+        notes.append(f"skipped {stats.broken_lines} unreadable line(s) of the {file}")
+
+
+def read_tail(
+    path: Path, reader: tail.RecordReader, notes: list[str], what: str, *, cap: int, min_bytes: int
+) -> tail.TailStats | None:
+    """Feed ``path``'s records to ``reader`` from the end; None (and a note) if it cannot be read."""
+    try:
+        return tail.read_backward(path, reader, cap=cap, min_bytes=min_bytes)
+    except OSError as exc:
+        notes.append(clip(f"could not read the {what} {path}: {exc}", 300))
+        return None
