@@ -92,6 +92,28 @@ def _name(key: Any) -> str:
     return _shown(key)
 
 
+def _one_key_section(
+    values: dict[str, Any],
+    field: str,
+    value: Any,
+    key: str,
+    sub: str,
+    kind: type[int] | type[float],
+    example: int,
+    name: str,
+) -> None:
+    """A mapping section with a single positive setting (``brief: {max_tokens: 800}``), stored
+    in ``values[field]`` when given."""
+    if not isinstance(value, dict):
+        raise ConfigError(f"{name}: {key} must be a mapping ({key}: {{{sub}: {example}}})")
+    for given, subval in value.items():
+        if given != sub:
+            raise ConfigError(
+                f"{name}: unknown key '{key}.{_name(given)}'", hint=f"known: {key}.{sub}"
+            )
+        values[field] = _positive(subval, f"{key}.{sub}", kind, name)
+
+
 def _positive(value: Any, key: str, kind: type, name: str = "config.yaml") -> Any:
     if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
         raise ConfigError(f"{name}: {key} must be a positive number, not {_shown(value)}")
@@ -119,25 +141,9 @@ def parse_values(raw: Any, name: str = "config.yaml") -> dict[str, Any]:
         elif key == "keep_snapshots":
             values["keep_snapshots"] = _positive(value, key, int, name)
         elif key == "brief":
-            if not isinstance(value, dict):
-                raise ConfigError(f"{name}: brief must be a mapping (brief: {{max_tokens: 800}})")
-            for sub, subval in value.items():
-                if sub != "max_tokens":
-                    raise ConfigError(
-                        f"{name}: unknown key 'brief.{_name(sub)}'",
-                        hint="known: brief.max_tokens",
-                    )
-                values["brief_max_tokens"] = _positive(subval, "brief.max_tokens", int, name)
+            _one_key_section(values, "brief_max_tokens", value, key, "max_tokens", int, 800, name)
         elif key == "verify":
-            if not isinstance(value, dict):
-                raise ConfigError(f"{name}: verify must be a mapping (verify: {{timeout_s: 600}})")
-            for sub, subval in value.items():
-                if sub != "timeout_s":
-                    raise ConfigError(
-                        f"{name}: unknown key 'verify.{_name(sub)}'",
-                        hint="known: verify.timeout_s",
-                    )
-                values["verify_timeout_s"] = _positive(subval, "verify.timeout_s", float, name)
+            _one_key_section(values, "verify_timeout_s", value, key, "timeout_s", float, 600, name)
         elif key == "transcripts":
             kinds = _globs(value, key)
             for kind in kinds:
