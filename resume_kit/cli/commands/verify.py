@@ -128,7 +128,7 @@ def _nothing_to_do(progress: Progress) -> int:
         parts = []
         if counts["blocked"]:
             parts.append(f"{counts['blocked']} blocked")
-        waiting = counts["todo"]
+        waiting = counts["todo"] + counts["in_progress"]  # none of them is ready
         if waiting:
             parts.append(f"{waiting} waiting for unfinished units")
         info(f"{PROG}: nothing verifiable: {', '.join(parts)}")
