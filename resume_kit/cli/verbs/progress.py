@@ -103,7 +103,7 @@ def plan(
     ] = "",
 ) -> None:
     """Add one unit per matching path; re-running adds only new paths."""
-    from resume_kit.cli.commands import units as cmd
+    from resume_kit.cli.commands import plan as cmd
 
     exit_with(cmd.plan(each, title, verify, artifact, id_prefix))
 
