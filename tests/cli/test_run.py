@@ -476,39 +476,21 @@ def test_second_ctrl_c_stops_the_running_unit_and_leaves_it_not_done(repo: Path)
     wait_for(lambda: not processes_in(repo), "the stopped command's group to be gone", 10)
 
 
-def test_sigterm_stops_at_once(repo: Path) -> None:
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+def test_sigterm_stops_at_once(repo: Path, signum: int) -> None:
+    """SIGHUP (the terminal went away) too: the one signal guard, as in verify-next."""
     _blocking_batch(repo)
     proc = start_run(repo)
     errors = LineReader(proc.stderr)
     shell = _ready_pid(repo)
     try:
-        proc.send_signal(signal.SIGTERM)
+        proc.send_signal(signum)
         proc.wait(timeout=60)
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(shell, signal.SIGKILL)
     assert proc.returncode == 130, errors.text()
     assert set(statuses(repo).values()) == {"todo"}
-
-
-def test_sighup_stops_at_once_like_sigterm(repo: Path) -> None:
-    """The terminal going away: the one signal guard (runner/signal_guard.py) stops the running
-    unit and exits 130 with the summary, as verify-next does, instead of dying mid-run."""
-    _blocking_batch(repo)
-    proc = start_run(repo)
-    errors = LineReader(proc.stderr)
-    shell = _ready_pid(repo)
-    try:
-        proc.send_signal(signal.SIGHUP)
-        proc.wait(timeout=60)
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(shell, signal.SIGKILL)
-    text = errors.text()
-    assert proc.returncode == 130, text
-    assert "stopped while running (not done): item-001" in text
-    assert set(statuses(repo).values()) == {"todo"}
-    wait_for(lambda: not processes_in(repo), "the stopped command's group to be gone", 10)
 
 
 # --------------------------------------------------------------------------- output
