@@ -14,6 +14,11 @@ hook_app = typer.Typer(
     help="Git hooks: post-commit snapshots and Resume-Unit trailers.", no_args_is_help=True
 )
 integrate_app = typer.Typer(help="Agent hooks for Claude Code and Codex CLI.", no_args_is_help=True)
+RemoveOpt = Annotated[bool, typer.Option("--remove", help="Remove our hooks again.")]
+StopVerifyOpt = Annotated[
+    bool,
+    typer.Option("--stop-verify", help="Also add a Stop hook that runs the unit's verify command."),
+]
 
 
 @hook_app.command("install")
@@ -71,13 +76,8 @@ def integrate_claude(
         bool,
         typer.Option("--user", help="Change ~/.claude/settings.json instead of the project's."),
     ] = False,
-    remove: Annotated[bool, typer.Option("--remove", help="Remove our hooks again.")] = False,
-    stop_verify: Annotated[
-        bool,
-        typer.Option(
-            "--stop-verify", help="Also add a Stop hook that runs the unit's verify command."
-        ),
-    ] = False,
+    remove: RemoveOpt = False,
+    stop_verify: StopVerifyOpt = False,
 ) -> None:
     """Add SessionStart and PreCompact hooks to Claude Code's settings."""
     from resume_kit.cli.commands import integrate as cmd
@@ -87,13 +87,8 @@ def integrate_claude(
 
 @integrate_app.command("codex")
 def integrate_codex(
-    remove: Annotated[bool, typer.Option("--remove", help="Remove our hooks again.")] = False,
-    stop_verify: Annotated[
-        bool,
-        typer.Option(
-            "--stop-verify", help="Also add a Stop hook that runs the unit's verify command."
-        ),
-    ] = False,
+    remove: RemoveOpt = False,
+    stop_verify: StopVerifyOpt = False,
 ) -> None:
     """Add SessionStart and PreCompact hooks to .codex/hooks.json."""
     from resume_kit.cli.commands import integrate as cmd
