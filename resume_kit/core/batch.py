@@ -4,8 +4,8 @@ and the failure and budget bookkeeping of one batch run.
 Nothing here touches the disk, the clock or a process: the command feeds in the progress as
 it stands, the elapsed time and each outcome, and asks what to start next and why it stopped.
 
-Ready means ``verify-next`` semantics applied repeatedly: units in progress first, then units
-to do, each in file order, whose ``after`` units are all done; blocked units are skipped. Two
+Ready is :func:`resume_kit.model.progress.ready_units`, the rule verify-next and the brief use,
+applied repeatedly (a unit still running does not count as done). Two
 units may run at the same time only when neither names the other in ``after`` and their
 ``files``/``artifacts`` cannot touch a common path (see :func:`claims_overlap`).
 """
@@ -26,7 +26,7 @@ from resume_kit.infra.errors import (
 )
 from resume_kit.model.findings import STUCK_REPEATS
 from resume_kit.model.globs import broad_glob_regex
-from resume_kit.model.progress import Progress, Unit
+from resume_kit.model.progress import Progress, Unit, ready_units
 
 # --------------------------------------------------------------------------- durations
 
@@ -166,6 +166,7 @@ STOP_MAX_FAILURES = "max-failures"
 STOP_MAX_UNITS = "max-units"
 STOP_TIME_BUDGET = "time-budget"
 STOP_INTERRUPTED = "interrupted"
+STOP_ERROR = "error"
 
 
 @dataclass
@@ -232,19 +233,16 @@ class Batch:
         A unit still running (its checkpoint not yet written) does not count as done."""
         done = {u.id for u in progress.units if u.status == "done" and u.id not in self.running}
         ready: list[Unit] = []
-        for status in ("in_progress", "todo"):
-            for unit in progress.units:
-                if unit.status != status or unit.id in self.tried or unit.id in self.running:
-                    continue
-                if not all(dep in done for dep in unit.after):
-                    continue
-                if unit.verify is None:
-                    self.no_verify_seen.add(unit.id)
-                    continue
-                if unit.last_failure is not None and unit.last_failure.repeats >= STUCK_REPEATS:
-                    self.stuck_seen.add(unit.id)
-                    continue
-                ready.append(unit)
+        for unit in ready_units(progress, done):
+            if unit.id in self.tried or unit.id in self.running:
+                continue
+            if unit.verify is None:
+                self.no_verify_seen.add(unit.id)
+                continue
+            if unit.last_failure is not None and unit.last_failure.repeats >= STUCK_REPEATS:
+                self.stuck_seen.add(unit.id)
+                continue
+            ready.append(unit)
         return ready
 
     def select(self, progress: Progress, slots: int, elapsed_s: float) -> list[Unit]:

@@ -12,6 +12,9 @@ import os
 import sys
 
 APP = "resume-kit"
+# The unit in progress as the CLI last read progress.yaml, for the prepare-commit-msg hook
+# (resume_kit.integrations.hook_entry writes and reads it).
+IN_PROGRESS_NAME = "in-progress"
 
 
 def user_cache_root() -> str:
@@ -50,6 +53,11 @@ def worktree_cache(root: str, git_common_dir: str) -> str:
     material = f"{root}\0{git_common_dir}".encode("utf-8", "surrogateescape")
     key = sha256_hex(material)[:32]
     return os.path.join(user_cache_root(), "worktrees", key)
+
+
+def in_progress_file(cache_folder: str) -> str:
+    """The in-progress cache inside a work tree's cache folder (:func:`worktree_cache`)."""
+    return os.path.join(cache_folder, IN_PROGRESS_NAME)
 
 
 def ensure_private(folder: str) -> str:

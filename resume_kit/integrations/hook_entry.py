@@ -20,8 +20,7 @@ import sys
 PROGRESS_PATH = os.path.join(".resume-kit", "progress.yaml")
 # The unit in progress as the CLI last read it, keyed by the progress file's exact bytes (size
 # and CRC-32): a commit right after verify-next then skips scanning a file of 10,000 units.
-# It lives in the user's cache folder (resume_kit.infra.cachedir), never in the repository.
-IN_PROGRESS_NAME = "in-progress"
+# It lives in the user's cache folder (resume_kit.infra.cachedir names it), never in the repository.
 _CACHE_HEADER = "resume-kit in-progress 1"
 TRAILER_KEY = "Resume-Unit"
 SKIPPED_SOURCES = ("merge", "squash", "template")
@@ -216,6 +215,7 @@ def content_key(data: bytes) -> str:
 def in_progress_file(worktree: str) -> str | None:
     """The in-progress cache of the work tree at ``worktree`` (what ``Layout.user_cache``
     names), found without running git; None outside a work tree."""
+    from resume_kit.infra.cachedir import in_progress_file as cache_file
     from resume_kit.infra.cachedir import worktree_cache
 
     git_dir = git_dir_of(worktree)
@@ -227,8 +227,7 @@ def in_progress_file(worktree: str) -> str | None:
             common = os.path.join(git_dir, handle.readline().strip())
     except OSError:
         pass
-    folder = worktree_cache(os.path.realpath(worktree), os.path.realpath(common))
-    return os.path.join(folder, IN_PROGRESS_NAME)
+    return cache_file(worktree_cache(os.path.realpath(worktree), os.path.realpath(common)))
 
 
 def cached_unit_in_progress(worktree: str, data: bytes) -> str | None:
@@ -252,7 +251,7 @@ def cached_unit_in_progress(worktree: str, data: bytes) -> str | None:
 
 
 def write_unit_in_progress(path: str, data: bytes, unit_id: str | None) -> None:
-    """Record at ``path`` (the CLI's ``Layout.user_cache / IN_PROGRESS_NAME``) that ``unit_id``
+    """Record at ``path`` (``cachedir.in_progress_file`` of the CLI's ``Layout.user_cache``) that ``unit_id``
     (None: no unit) is in progress in these progress-file bytes. A cache, not state: written
     without fsync, and any failure is ignored."""
     tmp = f"{path}.{os.getpid()}.tmp"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -122,18 +123,31 @@ def now_iso() -> str:
     return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def is_ready(unit: Unit, done: Collection[str]) -> bool:
+    """The one readiness rule (SPEC 5): a unit in progress or to do whose ``after`` units are
+    all in ``done``. A unit in progress is not ready while a dependency is not done."""
+    return unit.status in ("in_progress", "todo") and all(dep in done for dep in unit.after)
+
+
+def ready_units(progress: Progress, done: Collection[str] | None = None) -> list[Unit]:
+    """Every ready unit in the order verify-next takes them: in progress first, then to do,
+    each in file order. ``done`` defaults to the ids of the units marked done."""
+    if done is None:
+        done = {u.id for u in progress.units if u.status == "done"}
+    return [
+        unit
+        for status in ("in_progress", "todo")
+        for unit in progress.units
+        if unit.status == status and is_ready(unit, done)
+    ]
+
+
 def pick_next(progress: Progress, unit_id: str | None = None) -> Unit | None:
-    """The unit to work on: ``unit_id``; else the first in progress; else the first ready todo."""
+    """The unit to work on: ``unit_id``; else the first ready unit (:func:`ready_units`)."""
     if unit_id is not None:
         return progress.require_unit(unit_id)
-    for unit in progress.units:
-        if unit.status == "in_progress":
-            return unit
-    done = {u.id for u in progress.units if u.status == "done"}
-    for unit in progress.units:
-        if unit.status == "todo" and all(dep in done for dep in unit.after):
-            return unit
-    return None
+    ready = ready_units(progress)
+    return ready[0] if ready else None
 
 
 def why_next(progress: Progress, unit: Unit) -> str:

@@ -164,9 +164,9 @@ def _write_cache(layout: Layout, digest: str, data: dict[str, Any], text: str) -
 
 
 def _in_progress_file(layout: Layout) -> Path:
-    from resume_kit.integrations.hook_entry import IN_PROGRESS_NAME
+    from resume_kit.infra.cachedir import in_progress_file
 
-    return layout.user_cache / IN_PROGRESS_NAME
+    return Path(in_progress_file(str(layout.user_cache)))
 
 
 def _write_unit_in_progress(layout: Layout, data: dict[str, Any], text: str) -> None:

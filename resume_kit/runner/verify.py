@@ -26,8 +26,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from types import FrameType
-from typing import IO, Any, BinaryIO
+from typing import IO, BinaryIO
 
 from resume_kit.core.escape import ANSI_SEQUENCE
 from resume_kit.infra.errors import LockError
@@ -318,26 +317,6 @@ def run_command(
         output_tail=sink.recent_text(),
         output_bytes=sink.total,
     )
-
-
-@contextlib.contextmanager
-def interrupt_guard() -> Iterator[threading.Event]:
-    """While active, SIGINT, SIGTERM and SIGHUP set the yielded event instead of killing us, so the
-    runner can stop the command's process group and the caller can exit 130 marking nothing.
-    Only usable from the main thread."""
-    event = threading.Event()
-
-    def handler(signum: int, frame: FrameType | None) -> None:
-        event.set()
-
-    previous: list[tuple[signal.Signals, Any]] = [
-        (sig, signal.signal(sig, handler)) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-    ]
-    try:
-        yield event
-    finally:
-        for sig, old in previous:
-            signal.signal(sig, old)
 
 
 # --------------------------------------------------------------------------- run logs

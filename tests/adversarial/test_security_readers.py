@@ -170,6 +170,7 @@ def test_the_cache_folder_is_platformdirs_user_cache_dir(
 
 
 def test_the_hook_finds_the_cache_the_cli_wrote_in_a_linked_worktree(tmp_path: Path) -> None:
+    from resume_kit.infra import cachedir
     from resume_kit.infra.paths import find_layout
     from resume_kit.integrations import hook_entry as hookentry
 
@@ -178,7 +179,7 @@ def test_the_hook_finds_the_cache_the_cli_wrote_in_a_linked_worktree(tmp_path: P
     assert user_git(clone, "worktree", "add", "-q", str(other)).returncode == 0
     for tree in (clone, other):
         layout = find_layout(tree)
-        expected = layout.user_cache / hookentry.IN_PROGRESS_NAME
+        expected = layout.user_cache / cachedir.IN_PROGRESS_NAME
         assert hookentry.in_progress_file(str(tree)) == str(expected)
 
 

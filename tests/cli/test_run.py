@@ -476,13 +476,15 @@ def test_second_ctrl_c_stops_the_running_unit_and_leaves_it_not_done(repo: Path)
     wait_for(lambda: not processes_in(repo), "the stopped command's group to be gone", 10)
 
 
-def test_sigterm_stops_at_once(repo: Path) -> None:
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+def test_sigterm_stops_at_once(repo: Path, signum: int) -> None:
+    """SIGHUP (the terminal went away) too: the one signal guard, as in verify-next."""
     _blocking_batch(repo)
     proc = start_run(repo)
     errors = LineReader(proc.stderr)
     shell = _ready_pid(repo)
     try:
-        proc.send_signal(signal.SIGTERM)
+        proc.send_signal(signum)
         proc.wait(timeout=60)
     finally:
         with contextlib.suppress(ProcessLookupError):

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from resume_kit.infra import cachedir
 from resume_kit.infra.paths import find_layout
 from resume_kit.integrations import hook_entry as hookentry
 from resume_kit.progress_file.io import load
@@ -16,7 +17,7 @@ PROGRESS = ".resume-kit/progress.yaml"
 
 def cache_file(repo: Path) -> Path:
     """Where the CLI leaves the cache: the work tree's folder in the user's cache directory."""
-    return find_layout(repo).user_cache / hookentry.IN_PROGRESS_NAME
+    return find_layout(repo).user_cache / cachedir.IN_PROGRESS_NAME
 
 
 VARIANTS = [

@@ -175,6 +175,24 @@ def test_pick_next_order() -> None:
     assert p.pick_next(model) is None  # c waits for the blocked b
 
 
+def test_readiness_is_one_rule_for_pick_next_and_run() -> None:
+    from resume_kit.core.batch import Batch, Limits
+
+    model = progress_validate.validate(
+        progress_yaml.parse_text(
+            "schema_version: 1\ngoal: g\nunits:\n"
+            "  - {id: a, verify: 'true'}\n"
+            "  - {id: b, status: in_progress, verify: 'true', after: [a]}\n"
+        )
+    )
+    assert [u.id for u in p.ready_units(model)] == ["a"]  # b waits for a, in progress or not
+    assert p.pick_next(model).id == "a"  # type: ignore[union-attr]
+    assert [u.id for u in Batch(Limits()).candidates(model)] == ["a"]
+    model.require_unit("a").status = "done"
+    assert p.pick_next(model).id == "b"  # type: ignore[union-attr]
+    assert not p.is_ready(model.require_unit("a"), {"a"})  # done is not ready
+
+
 ids = st.text(alphabet=string.ascii_lowercase + string.digits, min_size=1, max_size=6).map(
     lambda s: "u" + s
 )

@@ -1,11 +1,15 @@
-"""``resume-kit verify-next``: pick the unit, check trust, run its command, report (SPEC 5)."""
+"""``resume-kit verify-next``: pick the unit, check trust, run its command, report (SPEC 5).
+
+The progress display is :mod:`resume_kit.cli.display.unit`; Ctrl-C, SIGTERM or SIGHUP stop the
+command and mark nothing (:mod:`resume_kit.runner.signal_guard`)."""
 
 from __future__ import annotations
 
-import sys
-import time
 from typing import TYPE_CHECKING, Any
 
+from resume_kit.cli.approval import require_approved
+from resume_kit.cli.commands.verify_report import after_run, json_result, report
+from resume_kit.cli.display.common import not_recorded_line, shown
 from resume_kit.cli.ui import hint, info, out, print_json, say, warn
 from resume_kit.infra.errors import (
     EXIT_INTERRUPTED,
@@ -15,105 +19,12 @@ from resume_kit.infra.errors import (
     EXIT_USAGE,
     EXIT_VERIFY_FAILED,
     ResumeKitError,
-    UntrustedCommandError,
 )
 
 if TYPE_CHECKING:
     from resume_kit.infra.paths import Layout
     from resume_kit.model.progress import Progress, Unit
     from resume_kit.runner.verify import Outcome
-
-HEARTBEAT_S = 15.0  # plain (non-terminal) progress: one line this often
-LIVE_LINE_CHARS = 160
-
-
-def _shown(text: str) -> str:
-    """A title or command from the progress file as one printable line."""
-    from resume_kit.core.escape import escape_controls
-
-    return escape_controls(text)
-
-
-def _clip(text: str, limit: int = LIVE_LINE_CHARS) -> str:
-    from resume_kit.core.inert import clip
-    from resume_kit.infra.redact import redact
-    from resume_kit.infra.trust import display_command
-
-    return clip(display_command(redact(text)), limit)
-
-
-class PlainProgress:
-    """Non-interactive progress: a start line, then a heartbeat with the last output line."""
-
-    def __init__(self, unit: Unit):
-        self.unit = unit
-        self.next_beat = HEARTBEAT_S
-
-    def __enter__(self) -> PlainProgress:
-        say(f"running {self.unit.id}: {_shown(self.unit.verify or '')}")
-        return self
-
-    def tick(self, elapsed: float, last_line: str) -> None:
-        if elapsed >= self.next_beat:
-            self.next_beat += HEARTBEAT_S
-            tail = f": {_clip(last_line)}" if last_line else ""
-            say(f"{self.unit.id} still running ({elapsed:.0f}s){tail}")
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-
-class LiveProgress:
-    """Interactive progress on stderr: a Rich spinner, elapsed time and the last output line."""
-
-    def __init__(self, unit: Unit):
-        from resume_kit.cli.ui import stderr_console
-
-        self.unit = unit
-        self.console = stderr_console()
-        self.status: Any = None
-        self.shown_line = ""
-        self.clipped = ""
-        self.last_update = 0.0
-
-    def _text(self, elapsed: float) -> Any:
-        from rich.text import Text
-
-        text = Text()
-        text.append(f"{self.unit.id}", style="bold")
-        text.append(f" {elapsed:5.1f}s ", style="dim")
-        text.append(self.clipped or _clip(self.unit.verify or "", 80))
-        return text
-
-    def __enter__(self) -> LiveProgress:
-        self.status = self.console.status(self._text(0.0), spinner="dots")
-        self.status.__enter__()
-        return self
-
-    def tick(self, elapsed: float, last_line: str) -> None:
-        now = time.monotonic()
-        if now - self.last_update < 0.1:
-            return
-        self.last_update = now
-        if last_line != self.shown_line:
-            self.shown_line = last_line
-            width = max(20, self.console.width - len(self.unit.id) - 14)
-            self.clipped = _clip(last_line, width)
-        self.status.update(self._text(elapsed))
-
-    def __exit__(self, *exc: object) -> None:
-        if self.status is not None:
-            self.status.__exit__(None, None, None)
-
-
-def _progress_display(unit: Unit) -> PlainProgress | LiveProgress:
-    """A spinner when stderr is a terminal (NO_COLOR only takes the colour away)."""
-    import os
-
-    isatty = getattr(sys.stderr, "isatty", None)
-    if isatty is not None and isatty() and os.environ.get("TERM", "") != "dumb":
-        return LiveProgress(unit)
-    return PlainProgress(unit)
 
 
 def _nothing_to_do(progress: Progress) -> int:
@@ -128,7 +39,7 @@ def _nothing_to_do(progress: Progress) -> int:
         parts = []
         if counts["blocked"]:
             parts.append(f"{counts['blocked']} blocked")
-        waiting = counts["todo"]
+        waiting = counts["todo"] + counts["in_progress"]  # none of them is ready
         if waiting:
             parts.append(f"{waiting} waiting for unfinished units")
         say(f"nothing verifiable: {', '.join(parts)}")
@@ -147,81 +58,6 @@ def _require_verify(unit: Unit) -> str:
     return unit.verify
 
 
-def _require_trusted(layout: Layout, units: list[Unit]) -> None:
-    from resume_kit.infra.trust import untrusted
-
-    refused = untrusted(layout.root, units)
-    if not refused:
-        return
-    first = refused[0]
-    more = f" (and {len(refused) - 1} more)" if len(refused) > 1 else ""
-    raise UntrustedCommandError(
-        f"unit '{first.id}': verify command not approved on this machine{more}: "
-        f"{_shown(first.verify or '')}",
-        hint="it did not come from `resume-kit add/plan/init` here (a pull or a hand edit?); "
-        "a person must read it and approve it with `resume-kit trust`",
-    )
-
-
-def _after_run(layout: Layout) -> tuple[Unit | None, int, int]:
-    """(the next unit, done count, total) as progress.yaml stands now."""
-    from resume_kit.model.progress import pick_next
-    from resume_kit.progress_file.io import load
-
-    try:
-        progress = load(layout).progress
-    except ResumeKitError:
-        return None, 0, 0
-    done = sum(1 for u in progress.units if u.status == "done")
-    return pick_next(progress), done, len(progress.units)
-
-
-def _json_result(outcome: Outcome) -> dict[str, Any]:
-    result = outcome.result
-    data: dict[str, Any] = {
-        "unit": outcome.unit_id,
-        "command": outcome.command,
-        "exit_code": 124 if result.timed_out else result.exit_code,
-        "passed": result.passed and outcome.recorded,
-        "timed_out": result.timed_out,
-        "duration_s": round(result.duration_s, 2),
-        "log": outcome.log,
-    }
-    if outcome.failure is not None:
-        data["excerpt"] = outcome.failure.excerpt.splitlines()
-        data["repeats"] = outcome.failure.repeats
-    return data
-
-
-def _report(outcome: Outcome, layout: Layout) -> None:
-    """Human report: the pass and the next unit on stdout, a failure's excerpt on stderr."""
-    result = outcome.result
-    if not outcome.recorded:
-        return
-    if result.passed:
-        next_unit, done, total = _after_run(layout)
-        out(f"passed: {outcome.unit_id} in {result.duration_s:.2f}s ({done}/{total} done)")
-        if next_unit is not None:
-            out(f"next: {next_unit.id} — {_shown(next_unit.title)}")
-            if next_unit.verify:
-                out(f"  verify: {_shown(next_unit.verify)}")
-        elif done == total:
-            out(f"all {total} units done")
-        else:
-            out("next: nothing ready to verify (see `resume-kit status`)")
-        return
-    failure = outcome.failure
-    what = "timed out" if result.timed_out else f"failed (exit {result.exit_code})"
-    repeats = (
-        f", same failure {failure.repeats}x running" if failure and failure.repeats > 1 else ""
-    )
-    say(f"{outcome.unit_id} {what} after {result.duration_s:.1f}s{repeats}")
-    if failure and failure.excerpt:
-        for line in failure.excerpt.splitlines():
-            info(f"  | {line}")
-    info(f"full output: {outcome.log}")
-
-
 def _exit_code(outcome: Outcome) -> int:
     if outcome.result.timed_out:
         return EXIT_TIMEOUT
@@ -231,18 +67,17 @@ def _exit_code(outcome: Outcome) -> int:
 
 
 def _verify_one(layout: Layout, unit: Unit, timeout_s: float) -> tuple[int, Outcome]:
-    from resume_kit.runner.verify import interrupt_guard, verify_unit
+    from resume_kit.cli.display.unit import unit_display
+    from resume_kit.runner.signal_guard import signal_guard
+    from resume_kit.runner.verify import verify_unit
 
-    with interrupt_guard() as stop, _progress_display(unit) as display:
-        outcome = verify_unit(layout, unit, timeout_s, stop=stop, on_tick=display.tick)
+    with signal_guard() as signals, unit_display(unit) as display:
+        outcome = verify_unit(layout, unit, timeout_s, stop=signals.kill, on_tick=display.tick)
     if outcome.result.interrupted:
         say(f"interrupted: stopped {unit.id}; nothing was marked")
         return EXIT_INTERRUPTED, outcome
     if not outcome.recorded:
-        warn(
-            f"unit '{unit.id}' was removed or its verify command changed "
-            "while it ran; nothing recorded"
-        )
+        info(not_recorded_line(unit.id))
     return _exit_code(outcome), outcome
 
 
@@ -266,15 +101,15 @@ def _run_stale(
         )
     if dry_run:
         return _dry_run(layout, runnable, json_out, as_list=True)
-    _require_trusted(layout, runnable)
+    require_approved(layout.root, runnable)
     results: list[dict[str, Any]] = []
     code = EXIT_OK
     for unit in runnable:
         code, outcome = _verify_one(layout, unit, timeout_s)
         if json_out:
-            results.append(_json_result(outcome))
+            results.append(json_result(outcome))
         elif code != EXIT_INTERRUPTED:
-            _report(outcome, layout)
+            report(outcome, layout)
         if code != EXIT_OK:
             break
     if json_out:
@@ -294,8 +129,8 @@ def _dry_run(layout: Layout, units: list[Unit], json_out: bool, as_list: bool = 
         print_json(items if as_list else items[0])
         return EXIT_OK
     for unit in units:
-        out(f"{unit.id} — {_shown(unit.title)}")
-        out(f"  verify: {_shown(unit.verify or '')}")
+        out(f"{unit.id} — {shown(unit.title)}")
+        out(f"  verify: {shown(unit.verify or '')}")
         if unit.id in refused:
             out(
                 "  (not approved on this machine: a person must review it and approve it "
@@ -330,15 +165,15 @@ def run(
     _require_verify(unit)
     if dry_run:
         return _dry_run(layout, [unit], json_out)
-    _require_trusted(layout, [unit])
+    require_approved(layout.root, [unit])
     code, outcome = _verify_one(layout, unit, timeout_s)
     if code == EXIT_INTERRUPTED:
         return code
     if json_out:
-        data = _json_result(outcome)
-        next_unit = _after_run(layout)[0] if code == EXIT_OK else None
+        data = json_result(outcome)
+        next_unit = after_run(layout)[0] if code == EXIT_OK else None
         data["next"] = next_unit.id if next_unit is not None else None
         print_json(data)
     else:
-        _report(outcome, layout)
+        report(outcome, layout)
     return code

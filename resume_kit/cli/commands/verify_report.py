@@ -1,0 +1,74 @@
+"""What verify-next prints once a command has ended: the pass and the next unit on stdout, a
+failure's excerpt on stderr, or one JSON object."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from resume_kit.cli.display.common import shown
+from resume_kit.cli.ui import info, out, say
+from resume_kit.infra.errors import ResumeKitError
+
+if TYPE_CHECKING:
+    from resume_kit.infra.paths import Layout
+    from resume_kit.model.progress import Unit
+    from resume_kit.runner.verify import Outcome
+
+
+def after_run(layout: Layout) -> tuple[Unit | None, int, int]:
+    """(the next unit, done count, total) as progress.yaml stands now."""
+    from resume_kit.model.progress import pick_next
+    from resume_kit.progress_file.io import load
+
+    try:
+        progress = load(layout).progress
+    except ResumeKitError:
+        return None, 0, 0
+    done = sum(1 for u in progress.units if u.status == "done")
+    return pick_next(progress), done, len(progress.units)
+
+
+def json_result(outcome: Outcome) -> dict[str, Any]:
+    result = outcome.result
+    data: dict[str, Any] = {
+        "unit": outcome.unit_id,
+        "command": outcome.command,
+        "exit_code": 124 if result.timed_out else result.exit_code,
+        "passed": result.passed and outcome.recorded,
+        "timed_out": result.timed_out,
+        "duration_s": round(result.duration_s, 2),
+        "log": outcome.log,
+    }
+    if outcome.failure is not None:
+        data["excerpt"] = outcome.failure.excerpt.splitlines()
+        data["repeats"] = outcome.failure.repeats
+    return data
+
+
+def report(outcome: Outcome, layout: Layout) -> None:
+    """Human report: the pass and the next unit on stdout, a failure's excerpt on stderr."""
+    result = outcome.result
+    if not outcome.recorded:
+        return
+    if result.passed:
+        next_unit, done, total = after_run(layout)
+        out(f"passed: {outcome.unit_id} in {result.duration_s:.2f}s ({done}/{total} done)")
+        if next_unit is not None:
+            out(f"next: {next_unit.id} — {shown(next_unit.title)}")
+            if next_unit.verify:
+                out(f"  verify: {shown(next_unit.verify)}")
+        elif done == total:
+            out(f"all {total} units done")
+        else:
+            out("next: nothing ready to verify (see `resume-kit status`)")
+        return
+    failure = outcome.failure
+    what = "timed out" if result.timed_out else f"failed (exit {result.exit_code})"
+    repeats = (
+        f", same failure {failure.repeats}x running" if failure and failure.repeats > 1 else ""
+    )
+    say(f"{outcome.unit_id} {what} after {result.duration_s:.1f}s{repeats}")
+    if failure and failure.excerpt:
+        for line in failure.excerpt.splitlines():
+            info(f"  | {line}")
+    info(f"full output: {outcome.log}")

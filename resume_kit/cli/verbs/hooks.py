@@ -1,0 +1,104 @@
+"""Git hooks and agent hooks: ``hook``, ``integrate`` and the hidden ``stop-check``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from resume_kit.cli.params import PLAIN, JsonOpt, exit_with
+
+app = typer.Typer()
+hook_app = typer.Typer(
+    help="Git hooks: post-commit snapshots and Resume-Unit trailers.", no_args_is_help=True
+)
+integrate_app = typer.Typer(help="Agent hooks for Claude Code and Codex CLI.", no_args_is_help=True)
+RemoveOpt = Annotated[bool, typer.Option("--remove", help="Remove our hooks again.")]
+StopVerifyOpt = Annotated[
+    bool,
+    typer.Option("--stop-verify", help="Also add a Stop hook that runs the unit's verify command."),
+]
+
+
+@hook_app.command("install")
+def hook_install(
+    hooks: Annotated[
+        str,
+        typer.Option("--hooks", metavar="NAMES", help="Comma-separated git hooks to install."),
+    ] = "post-commit,prepare-commit-msg",
+) -> None:
+    """Install git hooks (keeps an existing hook and runs it first)."""
+    from resume_kit.cli.commands import hook as cmd
+
+    exit_with(cmd.install(hooks))
+
+
+@hook_app.command("uninstall")
+def hook_uninstall() -> None:
+    """Remove our git hooks and restore the originals byte for byte."""
+    from resume_kit.cli.commands import hook as cmd
+
+    exit_with(cmd.uninstall())
+
+
+@hook_app.command("status")
+def hook_status(json_out: JsonOpt = False) -> None:
+    """Show which git hooks are installed."""
+    from resume_kit.cli.commands import hook as cmd
+
+    exit_with(cmd.status(json_out))
+
+
+@hook_app.command("run", hidden=True)
+def hook_run(
+    name: Annotated[
+        str, typer.Argument(metavar="NAME", click_type=PLAIN, help="The git hook that ran.")
+    ],
+    args: Annotated[
+        list[str] | None,
+        typer.Argument(metavar="[ARGS]...", click_type=PLAIN, help="What git passed to it."),
+    ] = None,
+    repo: Annotated[
+        Path | None,
+        typer.Option("--repo", metavar="DIR", help="The work tree (default: the current one)."),
+    ] = None,
+) -> None:
+    """Entry point for installed git hooks (internal)."""
+    from resume_kit.cli.commands import hook as cmd
+
+    exit_with(cmd.run_hook(name, args or [], repo))
+
+
+@integrate_app.command("claude")
+def integrate_claude(
+    user: Annotated[
+        bool,
+        typer.Option("--user", help="Change ~/.claude/settings.json instead of the project's."),
+    ] = False,
+    remove: RemoveOpt = False,
+    stop_verify: StopVerifyOpt = False,
+) -> None:
+    """Add SessionStart and PreCompact hooks to Claude Code's settings."""
+    from resume_kit.cli.commands import integrate as cmd
+
+    exit_with(cmd.claude(user, remove, stop_verify))
+
+
+@integrate_app.command("codex")
+def integrate_codex(
+    remove: RemoveOpt = False,
+    stop_verify: StopVerifyOpt = False,
+) -> None:
+    """Add SessionStart and PreCompact hooks to .codex/hooks.json."""
+    from resume_kit.cli.commands import integrate as cmd
+
+    exit_with(cmd.codex(remove, stop_verify))
+
+
+@app.command("stop-check", hidden=True)
+def stop_check() -> None:
+    """Stop-hook entry point (internal): block stopping while the unit in progress fails."""
+    from resume_kit.cli.commands import integrate as cmd
+
+    exit_with(cmd.stop_check())

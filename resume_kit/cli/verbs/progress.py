@@ -1,0 +1,177 @@
+"""The progress-file commands: init, add, plan, status, start, block, reset; and the
+side-effect ledger (``action``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from resume_kit.cli.params import PLAIN, JsonOpt, exit_with
+
+app = typer.Typer()
+action_app = typer.Typer(
+    help="The side-effect ledger: what must not happen twice.", no_args_is_help=True
+)
+
+
+@app.command()
+def init(
+    goal: Annotated[
+        str | None, typer.Option("--goal", metavar="TEXT", help="The goal, in one sentence.")
+    ] = None,
+    import_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--import",
+            metavar="FILE",
+            help="Import units from a Markdown task list (- \\[ ] / - \\[x] lines) or a Task "
+            "Master tasks.json.",
+        ),
+    ] = None,
+) -> None:
+    """Create .resume-kit/ with a progress file (never overwrites one)."""
+    from resume_kit.cli.commands import init as cmd
+
+    exit_with(cmd.run(goal, import_file))
+
+
+@app.command()
+def add(
+    title: Annotated[
+        str, typer.Argument(metavar="TITLE", click_type=PLAIN, help="What the unit achieves.")
+    ],
+    verify: Annotated[
+        str,
+        typer.Option(
+            "--verify", metavar="CMD", help="Shell command that proves the unit done (exit 0)."
+        ),
+    ],
+    unit_id: Annotated[
+        str | None,
+        typer.Option("--id", metavar="ID", help="Unit id; default: derived from the title."),
+    ] = None,
+    files: Annotated[
+        list[str] | None,
+        typer.Option("--files", metavar="GLOB", help="Files this unit owns (repeatable)."),
+    ] = None,
+    artifact: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--artifact", metavar="PATH", help="A file that must exist once done (repeatable)."
+        ),
+    ] = None,
+    after: Annotated[
+        list[str] | None,
+        typer.Option("--after", metavar="ID", help="A unit that must be done first (repeatable)."),
+    ] = None,
+) -> None:
+    """Append a unit of work with the command that verifies it."""
+    from resume_kit.cli.commands import units as cmd
+
+    exit_with(cmd.add(title, verify, unit_id, files or [], artifact or [], after or []))
+
+
+@app.command()
+def plan(
+    each: Annotated[
+        str, typer.Option("--each", metavar="GLOB", help="One unit per matching path, sorted.")
+    ],
+    title: Annotated[
+        str,
+        typer.Option(
+            "--title",
+            metavar="TEMPLATE",
+            help="Each unit's title; {path} {stem} {name} {n} are filled in.",
+        ),
+    ],
+    verify: Annotated[
+        str,
+        typer.Option(
+            "--verify", metavar="CMD", help="Each unit's verify command, filled in like --title."
+        ),
+    ],
+    artifact: Annotated[
+        str | None,
+        typer.Option(
+            "--artifact", metavar="PATH", help="Each unit's artifact, filled in like --title."
+        ),
+    ] = None,
+    id_prefix: Annotated[
+        str, typer.Option("--id-prefix", metavar="PREFIX", help="Put before each generated id.")
+    ] = "",
+) -> None:
+    """Add one unit per matching path; re-running adds only new paths."""
+    from resume_kit.cli.commands import plan as cmd
+
+    exit_with(cmd.plan(each, title, verify, artifact, id_prefix))
+
+
+@app.command()
+def status(json_out: JsonOpt = False) -> None:
+    """Units with status and evidence age, plus reconcile findings."""
+    from resume_kit.cli.commands import status as cmd
+
+    exit_with(cmd.run(json_out))
+
+
+@app.command()
+def start(
+    unit_id: Annotated[str, typer.Argument(metavar="ID", click_type=PLAIN, help="The unit's id.")],
+) -> None:
+    """Mark a unit in progress."""
+    from resume_kit.cli.commands import units as cmd
+
+    exit_with(cmd.set_status(unit_id, "in_progress"))
+
+
+@app.command()
+def block(
+    unit_id: Annotated[str, typer.Argument(metavar="ID", click_type=PLAIN, help="The unit's id.")],
+    reason: Annotated[
+        str, typer.Option("--reason", metavar="TEXT", help="Why it is blocked (kept in notes).")
+    ],
+) -> None:
+    """Mark a unit blocked; verify-next skips it."""
+    from resume_kit.cli.commands import units as cmd
+
+    exit_with(cmd.set_status(unit_id, "blocked", reason=reason))
+
+
+@app.command()
+def reset(
+    unit_id: Annotated[str, typer.Argument(metavar="ID", click_type=PLAIN, help="The unit's id.")],
+) -> None:
+    """Put a unit back to todo, dropping its evidence and last failure."""
+    from resume_kit.cli.commands import units as cmd
+
+    exit_with(cmd.set_status(unit_id, "todo"))
+
+
+@action_app.command("record")
+def action_record(
+    key: Annotated[
+        str,
+        typer.Argument(metavar="KEY", click_type=PLAIN, help="A stable key for the side effect."),
+    ],
+    description: Annotated[
+        str, typer.Option("--description", metavar="TEXT", help="What was done.")
+    ],
+    status_: Annotated[
+        str,
+        typer.Option("--status", metavar="STATUS", help="How it went: success, unknown or failed."),
+    ] = "success",
+) -> None:
+    """Record a side effect so a resume never repeats it."""
+    from resume_kit.cli.commands import action as cmd
+
+    exit_with(cmd.record(key, description, status_))
+
+
+@action_app.command("list")
+def action_list(json_out: JsonOpt = False) -> None:
+    """List recorded side effects."""
+    from resume_kit.cli.commands import action as cmd
+
+    exit_with(cmd.list_actions(json_out))
