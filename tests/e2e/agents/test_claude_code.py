@@ -1,0 +1,95 @@
+"""Claude Code (the pinned npm release) against the loopback Messages API: after
+``resume-kit integrate claude`` the SessionStart hook's brief reaches the model, on startup,
+resume and compact; without ``integrate`` it does not."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from tests.agent_server import Part, Text
+from tests.e2e.agents.conftest import AgentRun, Workspace
+
+pytestmark = pytest.mark.agents
+
+HOOK_CONTEXT = "SessionStart hook additional context:"
+# The instruction Claude Code sends when it asks the model for a compaction summary.
+COMPACTION_PROMPT = "create a detailed summary of the conversation so far"
+
+
+def claude(ws: Workspace, prompt: str, *args: str) -> dict[str, Any]:
+    ws.env.update({"ANTHROPIC_BASE_URL": ws.server.url, "ANTHROPIC_API_KEY": "test-key"})
+    run: AgentRun = ws.run(ws.bins.claude, "-p", prompt, "--output-format", "json", *args)
+    assert run.code == 0, (run.stdout, run.stderr)
+    result: dict[str, Any] = json.loads(run.stdout)
+    assert result.get("is_error") is False, result
+    return result
+
+
+def integrate(ws: Workspace) -> None:
+    proc = ws.resume_kit("integrate", "claude")
+    assert proc.returncode == 0, proc.stderr
+
+
+def messages_bodies(ws: Workspace) -> list[str]:
+    return ws.bodies("/v1/messages")
+
+
+def test_brief_reaches_the_model_on_startup_only_after_integrate(workspace: Workspace) -> None:
+    ws = workspace
+    ws.write_goal("Startup-marker-c1a7 extract the contracts")
+    claude(ws, "hello")
+    before = messages_bodies(ws)
+    assert before, "Claude Code sent the mock server no request"
+    assert not any("Startup-marker-c1a7" in body for body in before)
+
+    integrate(ws)
+    ws.server.clear()
+    claude(ws, "hello")
+    bodies = messages_bodies(ws)
+    assert bodies
+    assert all(HOOK_CONTEXT in body and "Startup-marker-c1a7" in body for body in bodies)
+
+
+def test_brief_reaches_the_model_on_resume(workspace: Workspace) -> None:
+    ws = workspace
+    integrate(ws)
+    ws.write_goal("Startup-marker-c1a7 extract the contracts")
+    session = claude(ws, "first prompt")["session_id"]
+    # A different goal now: only a hook that ran on resume can put it in the request.
+    ws.write_goal("Resume-marker-5e02 extract the contracts")
+    ws.server.clear()
+    claude(ws, "second prompt", "--resume", session)
+    bodies = messages_bodies(ws)
+    assert bodies
+    assert "Resume-marker-5e02" in bodies[-1]
+
+
+def test_brief_reaches_the_model_after_compact(workspace: Workspace) -> None:
+    ws = workspace
+    integrate(ws)
+    ws.write_goal("Startup-marker-c1a7 extract the contracts")
+
+    def script(protocol: str, request: dict[str, Any]) -> list[Part]:
+        if COMPACTION_PROMPT in json.dumps(request.get("messages", [])):
+            # The goal changes while the model summarises: only a hook that runs after
+            # the compaction (SessionStart "compact") can report the new one.
+            ws.write_goal("Compact-marker-93c4 extract the contracts")
+            return [Text("<analysis>a</analysis>\n<summary>Worked on unit-001.</summary>")]
+        return [Text("OK.")]
+
+    ws.server.script = script
+    session = claude(ws, "first prompt")["session_id"]
+    claude(ws, "/compact", "--resume", session)
+    summaries = [body for body in messages_bodies(ws) if COMPACTION_PROMPT in body]
+    assert summaries, "no compaction request reached the mock server"
+    assert not any("Compact-marker-93c4" in body for body in summaries)
+
+    ws.write_goal("After-marker-d4f1 extract the contracts")
+    ws.server.clear()
+    claude(ws, "third prompt", "--resume", session)
+    last = messages_bodies(ws)[-1]
+    assert "After-marker-d4f1" in last  # the resume hook of this run
+    assert "Compact-marker-93c4" in last  # the compact hook of the run before
