@@ -34,7 +34,7 @@ _cache_env = os.environ.get("RESUME_KIT_AGENTS_CACHE")
 _xdg_cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
 CACHE_ROOT = Path(_cache_env) if _cache_env else Path(_xdg_cache) / "resume-kit-tests"
 
-AGENT_TIMEOUT_S = 120
+AGENT_TIMEOUT_S = int(os.environ.get("RESUME_KIT_AGENT_TIMEOUT", "120"))
 
 # Every variable that could point an agent at a real account, a real server or the user's
 # own configuration is dropped from the agents' environment.

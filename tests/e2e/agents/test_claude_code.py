@@ -12,7 +12,7 @@ import pytest
 from tests.agent_server import Part, Text
 from tests.e2e.agents.conftest import AgentRun, Workspace
 
-pytestmark = pytest.mark.agents
+pytestmark = [pytest.mark.agents, pytest.mark.slow]
 
 HOOK_CONTEXT = "SessionStart hook additional context:"
 # The instruction Claude Code sends when it asks the model for a compaction summary.

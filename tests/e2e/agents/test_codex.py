@@ -21,7 +21,7 @@ import pytest
 from tests.agent_server import Part, Text
 from tests.e2e.agents.conftest import AgentRun, Workspace
 
-pytestmark = pytest.mark.agents
+pytestmark = [pytest.mark.agents, pytest.mark.slow]
 
 # The instruction Codex sends when it asks the model for a compaction summary.
 COMPACTION_PROMPT = "CONTEXT CHECKPOINT COMPACTION"
