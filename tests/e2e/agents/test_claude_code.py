@@ -124,3 +124,35 @@ def test_integrate_registers_post_compact_and_fork(workspace: Workspace) -> None
     hooks = json.loads((workspace.root / ".claude" / "settings.json").read_text())["hooks"]
     assert "PostCompact" in hooks
     assert "fork" in hooks["SessionStart"][0]["matcher"].split("|")
+
+
+@pytest.mark.parametrize(("size", "delivered"), [(10_000, True), (10_001, False)])
+def test_hook_context_cap(workspace: Workspace, size: int, delivered: bool) -> None:
+    """Claude Code 2.1.332 passes at most 10,000 characters of SessionStart context; a longer
+    one reaches the model only as a 2 KB preview in `<persisted-output>`."""
+    ws = workspace
+    context = "Cap-start-marker " + "x" * (size - 32) + " Cap-end-marker"
+    assert len(context) == size
+    hook = ws.root.parent / "hook.py"
+    answer = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}}
+    hook.write_text(f"import json\nprint(json.dumps({answer!r}))\n")
+    settings = {"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": ""}]}]}}
+    settings["hooks"]["SessionStart"][0]["hooks"][0]["command"] = f"{sys.executable} {hook}"
+    (ws.root / ".claude").mkdir()
+    (ws.root / ".claude" / "settings.json").write_text(json.dumps(settings))
+    claude(ws, "hello")
+    body = messages_bodies(ws)[-1]
+    assert "Cap-start-marker" in body
+    assert ("Cap-end-marker" in body) is delivered
+    assert ("<persisted-output>" in body) is not delivered
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 21 point 7: `--format claude-hook` fits its output to 49,000 characters; "
+    "Claude Code 2.1.332 replaces anything over 10,000 with a preview (test above)",
+)
+def test_hook_format_fits_the_cap() -> None:
+    from resume_kit.brief.render import HOOK_MAX_CHARS
+
+    assert HOOK_MAX_CHARS <= 10_000
