@@ -118,3 +118,46 @@ def test_codex_rollout_errors_request_compaction(workspace: Workspace) -> None:
     errors = transcript["tool_errors"]
     assert len(errors) == 1 and MISSING in errors[0]["message"], errors
     assert transcript["compactions"]["count"] == 1
+
+
+def transcript_section(body: str) -> str:
+    """What the brief in a request body says about the agent transcript (for messages)."""
+    start = body.find("Agent transcript")
+    return body[start : start + 400] if start >= 0 else "(no transcript section)"
+
+
+FRESH_START = (
+    "issue 21 point 1: on SessionStart `startup` the hook's transcript_path names the new "
+    "session, which has no conversation yet; the brief says nothing about the session before"
+)
+
+
+@pytest.mark.xfail(strict=True, reason=FRESH_START)
+def test_claude_code_fresh_start_reports_the_session_before(workspace: Workspace) -> None:
+    ws = workspace
+    ws.write_goal("Startup-marker-c1a7 extract the contracts")
+    ws.server.script = claude_script
+    claude_e2e.claude(ws, PROMPT, "--model", TASK_MODEL, "--allowedTools", "Bash")
+    # the session above ended (a crash, say); a new one starts with the hooks in place
+    claude_e2e.integrate(ws)
+    ws.server.clear()
+    claude_e2e.claude(ws, "hello")
+    body = claude_e2e.messages_bodies(ws)[-1]
+    assert "Startup-marker-c1a7" in body  # the brief arrived
+    assert MISSING in body and PROMPT in body, transcript_section(body)
+
+
+@pytest.mark.xfail(strict=True, reason=FRESH_START)
+def test_codex_fresh_start_reports_the_session_before(workspace: Workspace) -> None:
+    ws = workspace
+    ws.write_goal("Startup-marker-c1a7 extract the contracts")
+    codex_e2e.write_config(ws)
+    ws.server.script = codex_script()
+    codex_e2e.codex(ws, PROMPT)
+    codex_e2e.integrate(ws)
+    codex_e2e.approve_hooks(ws)
+    ws.server.clear()
+    codex_e2e.codex(ws, "hello")
+    body = ws.bodies("/v1/responses")[-1]
+    assert "Startup-marker-c1a7" in body
+    assert MISSING in body and PROMPT in body, transcript_section(body)
