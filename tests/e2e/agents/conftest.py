@@ -229,3 +229,46 @@ def workspace(agent_bins: AgentBins, tmp_path: Path, isolated_home: Path) -> Ite
     script: Script = answer_ok
     with AgentServer(script) as server:
         yield Workspace(root, isolated_home, server, agent_bins, env)
+
+
+# ``RESUME_KIT_WRITE_FIXTURES=1 pytest tests/e2e/agents/test_transcripts.py`` copies what the
+# real binaries wrote into tests/fixtures/<agent>/<version>/ for the readers' tests. To keep
+# them small, in a record over MAX_FIXTURE_RECORD characters every string over 512 is replaced
+# by a marker (system prompts, request blobs, tool listings, compaction history); a record
+# still over 4 times that is dropped. Every other record is kept exactly as the agent wrote it.
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
+WRITE_FIXTURES = os.environ.get("RESUME_KIT_WRITE_FIXTURES") == "1"
+MAX_FIXTURE_RECORD = 4096
+_ELIDED = "…(elided by tests/e2e/agents: the full text is in the agent's own file)"
+
+
+def _shorten(value: object) -> object:
+    if isinstance(value, str) and len(value) > 512:
+        return _ELIDED
+    if isinstance(value, dict):
+        return {k: _shorten(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_shorten(v) for v in value]
+    return value
+
+
+def small_jsonl(text: str) -> str:
+    kept: list[str] = []
+    for line in text.splitlines():
+        if len(line) <= MAX_FIXTURE_RECORD:
+            kept.append(line)
+            continue
+        short = json.dumps(_shorten(json.loads(line)), ensure_ascii=False)
+        if len(short) <= 4 * MAX_FIXTURE_RECORD:
+            kept.append(short)
+    return "".join(f"{line}\n" for line in kept)
+
+
+def save_fixture(agent: str, version: str, source: Path, name: str) -> None:
+    """Copy ``source`` to tests/fixtures/AGENT/VERSION/NAME (JSONL made small) when asked."""
+    if not WRITE_FIXTURES:
+        return
+    target = FIXTURES / agent / version / name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    text = source.read_text(encoding="utf-8")
+    target.write_text(small_jsonl(text) if name.endswith(".jsonl") else text, encoding="utf-8")

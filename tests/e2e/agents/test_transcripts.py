@@ -5,6 +5,7 @@ a compaction, then ``read_transcript`` on the work tree."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,7 +14,7 @@ from resume_kit.facts.transcripts import read_transcript
 from tests.agent_server import Part, Script, Text, ToolCall
 from tests.e2e.agents import test_claude_code as claude_e2e
 from tests.e2e.agents import test_codex as codex_e2e
-from tests.e2e.agents.conftest import Workspace
+from tests.e2e.agents.conftest import Workspace, save_fixture
 
 pytestmark = [pytest.mark.agents, pytest.mark.slow]
 
@@ -59,6 +60,9 @@ def claude_session(workspace: Workspace) -> tuple[Workspace, dict[str, Any]]:
     transcript = read_transcript(ws.root)
     assert transcript is not None
     assert transcript["session_id"] == session
+    version = ws.bins.claude_version
+    save_fixture("claude-code", version, Path(transcript["path"]), "session.jsonl")
+    save_fixture("claude-code", version, tasks / "1.json", "tasks/1.json")
     return ws, transcript
 
 
@@ -113,6 +117,7 @@ def test_codex_rollout_errors_request_compaction(workspace: Workspace) -> None:
     assert transcript is not None
     assert transcript["agent"] == "codex"
     assert transcript["session_id"] == thread
+    save_fixture("codex", ws.bins.codex_version, Path(transcript["path"]), "rollout.jsonl")
     assert transcript["notes"] == []
     assert transcript["last_request"] == "carry on"
     errors = transcript["tool_errors"]
