@@ -189,6 +189,12 @@ class Workspace:
         )
         return AgentRun(proc.returncode, proc.stdout, proc.stderr, time.monotonic() - started)
 
+    def snapshot_triggers(self) -> list[str]:
+        """The ``trigger`` of every snapshot resume-kit wrote, oldest first."""
+        folder = self.root / ".resume-kit" / "snapshots"
+        files = sorted(folder.glob("*.json")) if folder.is_dir() else []
+        return [str(json.loads(f.read_text(encoding="utf-8"))["trigger"]) for f in files]
+
     def bodies(self, suffix: str) -> list[str]:
         """Raw bodies of the model requests the server received, in order."""
         return [

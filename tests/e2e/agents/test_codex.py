@@ -197,6 +197,7 @@ def test_brief_reaches_the_model_after_compact(workspace: Workspace) -> None:
     assert summaries, "Codex did not compact"
     assert not any("Compact-marker-93c4" in body for body in bodies[: summaries[0] + 1])
     assert "Compact-marker-93c4" in bodies[-1]
+    assert ws.snapshot_triggers().count("pre-compact") == 1  # the PreCompact hook ran
 
 
 @pytest.mark.xfail(
