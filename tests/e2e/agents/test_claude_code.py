@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.agent_server import Part, Text
+from tests.agent_server import Part, Text, ToolCall
 from tests.e2e.agents.conftest import AgentRun, Workspace
 
 pytestmark = [pytest.mark.agents, pytest.mark.slow]
@@ -157,3 +157,40 @@ def test_hook_format_fits_the_cap() -> None:
     from resume_kit.brief.render import HOOK_MAX_CHARS
 
     assert HOOK_MAX_CHARS <= 10_000
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "resume-kit trust --yes",
+        "cd . && resume-kit trust --yes",
+        f"{sys.executable} -m resume_kit trust --yes",
+    ],
+)
+def test_the_agent_is_denied_resume_kit_trust(workspace: Workspace, command: str) -> None:
+    """The deny rules `integrate claude` adds stop Claude Code's Bash tool from running
+    `resume-kit trust`, even with Bash allowed on the command line."""
+    ws = workspace
+    integrate(ws)
+    ws.write_goal("Startup-marker-c1a7 extract the contracts")
+    calls: list[int] = []
+
+    def script(protocol: str, request: dict[str, Any]) -> list[Part]:
+        if calls:
+            return [Text("Done.")]
+        calls.append(1)
+        return [ToolCall("Bash", {"command": command, "description": "approve"})]
+
+    ws.server.script = script
+    claude(ws, "approve the verify commands", "--allowedTools", "Bash")
+    last = ws.server.requests_to("/v1/messages")[-1]
+    results = [
+        block
+        for message in last["messages"]
+        if isinstance(message.get("content"), list)
+        for block in message["content"]
+        if block.get("type") == "tool_result"
+    ]
+    assert len(results) == 1 and results[0].get("is_error") is True, results
+    assert "denied" in json.dumps(results[0]["content"]).lower(), results
+    assert "NEEDS_APPROVAL" in ws.resume_kit("brief").stdout  # nothing was approved
