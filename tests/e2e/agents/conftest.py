@@ -151,7 +151,7 @@ class Workspace:
     bins: AgentBins
     env: dict[str, str]
 
-    def write_goal(self, goal: str) -> None:
+    def write_goal(self, goal: str, verify: str = "true") -> None:
         state = self.root / ".resume-kit"
         state.mkdir(exist_ok=True)
         (state / "progress.yaml").write_text(
@@ -161,7 +161,7 @@ class Workspace:
             "  - id: unit-001\n"
             "    title: First unit\n"
             "    status: in_progress\n"
-            '    verify: "true"\n',
+            f"    verify: {json.dumps(verify)}\n",
             encoding="utf-8",
         )
 

@@ -194,3 +194,22 @@ def test_the_agent_is_denied_resume_kit_trust(workspace: Workspace, command: str
     assert len(results) == 1 and results[0].get("is_error") is True, results
     assert "denied" in json.dumps(results[0]["content"]).lower(), results
     assert "NEEDS_APPROVAL" in ws.resume_kit("brief").stdout  # nothing was approved
+
+
+STOP_VERIFY = "test -f out/001.json"
+
+
+def test_stop_hook_blocks_while_the_unit_fails(workspace: Workspace) -> None:
+    """`integrate claude --stop-verify`: the Stop hook runs the (person-approved) verify
+    command and, while it fails, sends the agent back to work once."""
+    ws = workspace
+    ws.write_goal("Startup-marker-c1a7 extract the contracts", verify=STOP_VERIFY)
+    proc = ws.resume_kit("integrate", "claude", "--stop-verify")
+    assert proc.returncode == 0, proc.stderr
+    assert ws.resume_kit("trust", "--yes").returncode == 0  # the person's approval
+    claude(ws, "hello")
+    bodies = messages_bodies(ws)
+    assert len(bodies) == 2, "the Stop hook did not send the agent back"
+    reason = f"Unit unit-001 is in progress and its verify command exited 1: {STOP_VERIFY}"
+    assert reason not in bodies[0]
+    assert "Stop hook feedback" in bodies[1] and reason in bodies[1]
