@@ -213,3 +213,24 @@ def test_integrate_sets_the_context_limit(workspace: Workspace) -> None:
     starts = [h for h in list_hooks(ws) if h["eventName"] == "sessionStart"]
     assert starts, "Codex lists no SessionStart hook"
     assert all(isinstance(h["additionalContextLimit"], int) for h in starts), starts
+
+
+STOP_VERIFY = "test -f out/001.json"
+
+
+def test_stop_hook_blocks_while_the_unit_fails(workspace: Workspace) -> None:
+    """`integrate codex --stop-verify`: the Stop hook runs the (person-approved) verify
+    command and, while it fails, sends the agent back to work once."""
+    ws = workspace
+    ws.write_goal("Startup-marker-c1a7 extract the contracts", verify=STOP_VERIFY)
+    write_config(ws)
+    proc = ws.resume_kit("integrate", "codex", "--stop-verify")
+    assert proc.returncode == 0, proc.stderr
+    assert {h["eventName"] for h in approve_hooks(ws)} >= {"stop"}
+    assert ws.resume_kit("trust", "--yes").returncode == 0  # the person's approval
+    codex(ws, "hello")
+    bodies = responses_bodies(ws)
+    reason = f"Unit unit-001 is in progress and its verify command exited 1: {STOP_VERIFY}"
+    assert len(bodies) == 2, "the Stop hook did not send the agent back"
+    assert reason not in bodies[0]
+    assert reason in bodies[1]
