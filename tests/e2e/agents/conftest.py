@@ -229,6 +229,9 @@ def workspace(agent_bins: AgentBins, tmp_path: Path, isolated_home: Path) -> Ite
             "DISABLE_TELEMETRY": "1",
             "DISABLE_ERROR_REPORTING": "1",
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            # Anything but the loopback model server goes to a proxy that is not there.
+            "HTTPS_PROXY": "http://127.0.0.1:9",
+            "HTTP_PROXY": "http://127.0.0.1:9",
             "NO_PROXY": "127.0.0.1,localhost",
         }
     )

@@ -166,6 +166,7 @@ def test_hook_format_fits_the_cap() -> None:
         "cd . && resume-kit trust --yes",
         f"{sys.executable} -m resume_kit trust --yes",
     ],
+    ids=["on-path", "chained", "python-m"],
 )
 def test_the_agent_is_denied_resume_kit_trust(workspace: Workspace, command: str) -> None:
     """The deny rules `integrate claude` adds stop Claude Code's Bash tool from running

@@ -40,6 +40,10 @@ def write_config(ws: Workspace, *, trusted: bool = True, extra: str = "") -> Non
         'model_provider = "mock"\n'
         'approval_policy = "never"\n'
         'sandbox_mode = "danger-full-access"\n'
+        "check_for_update_on_startup = false\n"
+        "\n"
+        "[analytics]\n"
+        "enabled = false\n"
         "\n"
         "[model_providers.mock]\n"
         'name = "mock"\n'
