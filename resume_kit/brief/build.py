@@ -12,7 +12,6 @@ import datetime as dt
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
 from resume_kit.core.inert import (
@@ -24,8 +23,9 @@ from resume_kit.core.inert import (
     plain,
     quoted_title,
     redacted,
+    short_sha,
 )
-from resume_kit.core.timeutil import age, age_span, parse_utc
+from resume_kit.core.timeutil import age, age_span, format_utc, parse_utc
 from resume_kit.model.facts import ChangeEntry, PathStatus, Snapshot
 from resume_kit.model.findings import SEVERITY_ORDER, STUCK_REPEATS, Finding
 from resume_kit.model.globs import glob_match
@@ -82,13 +82,6 @@ def ranges_md(ids: Sequence[str], limit: int | None = None) -> str:
     if hidden:
         text += f" (+{hidden} more)"
     return text
-
-
-@lru_cache(maxsize=512)
-def _short_sha(value: object) -> str | None:
-    if isinstance(value, str) and re.fullmatch(r"[0-9a-fA-F]{7,64}", value):
-        return value[:7].lower()
-    return None
 
 
 # --------------------------------------------------------------------------- the model
@@ -235,7 +228,7 @@ def _progress_part(progress: Progress, now: dt.datetime) -> ProgressPart:
             then = parse_utc(evidence.verified_at)
             if then is not None:
                 ages.append(max(0.0, (now - then).total_seconds()))
-            sha = _short_sha(evidence.commit)
+            sha = short_sha(evidence.commit)
             if sha and sha not in commits:
                 commits.append(sha)
         parts: list[str] = []
@@ -348,10 +341,10 @@ def _facts(snapshot: Snapshot, paths_total: int) -> list[tuple[str, str]]:
     repo = snapshot.get("repo") or {}
     facts: list[tuple[str, str]] = []
     branch = repo.get("branch")
-    head = _short_sha(repo.get("head"))
+    head = short_sha(repo.get("head"))
     commits = snapshot.get("recent_commits") or []
     head_subject = None
-    if commits and head and _short_sha(commits[0].get("sha")) == head:
+    if commits and head and short_sha(commits[0].get("sha")) == head:
         head_subject = commits[0].get("subject")
     if repo.get("unborn"):
         where = f"branch {code(branch)}" if isinstance(branch, str) else "an unborn branch"
@@ -811,6 +804,6 @@ def build_brief(
         if next_unit is None
         else _next_part(progress, next_unit, findings, now, approved=approved),
         no_next_md=None if next_unit is not None else _no_next(progress),
-        generated_at=now.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        generated_at=format_utc(now),
         snapshot_id=snapshot.get("id"),
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from resume_kit.core.inert import short_sha
 from resume_kit.core.snapshot_diff import SnapshotDiff, changed_paths
 from resume_kit.model.facts import Snapshot
 
@@ -14,8 +15,8 @@ def terminal_line(text: str) -> str:
     return escape_controls(text)
 
 
-def short_sha(sha: str | None) -> str:
-    return sha[:7] if sha else "none"
+def short_commit(sha: str | None) -> str:
+    return short_sha(sha) or "none"
 
 
 def _some(items: list[str], limit: int = 5) -> str:
@@ -35,11 +36,11 @@ def describe_workspace(snapshot: Snapshot) -> list[str]:
     if repo.get("unborn"):
         where = f"branch {repo.get('branch') or '?'} (no commits yet)"
     elif repo.get("branch"):
-        where = f"branch {repo.get('branch')} @ {short_sha(head)}"
+        where = f"branch {repo.get('branch')} @ {short_commit(head)}"
     elif head is None:
         where = "HEAD unknown (no git facts)"
     else:
-        where = f"detached HEAD @ {short_sha(head)}"
+        where = f"detached HEAD @ {short_commit(head)}"
     if repo.get("upstream"):
         where += (
             f" (upstream {repo.get('upstream')}: ahead {repo.get('ahead', '?')},"
@@ -98,12 +99,14 @@ def render_diff(diff: SnapshotDiff, snapshot: Snapshot) -> str:
             more = "+" if diff["more_commits"] else ""
             changes.append(f"{len(commits)}{more} new commit{'s' if len(commits) != 1 else ''}:")
             changes.extend(
-                f"    {short_sha(c.get('sha'))} {(c.get('subject') or '')[:72]}"
+                f"    {short_commit(c.get('sha'))} {(c.get('subject') or '')[:72]}"
                 + (f"  [{c.get('unit')}]" if c.get("unit") else "")
                 for c in commits
             )
         elif head:
-            changes.append(f"HEAD moved: {short_sha(head['old'])} -> {short_sha(head['new'])}")
+            changes.append(
+                f"HEAD moved: {short_commit(head['old'])} -> {short_commit(head['new'])}"
+            )
         for key, move in (("branch", diff["branch"]), ("operation", diff["operation"])):
             if move:
                 changes.append(f"{key}: {move['old'] or 'none'} -> {move['new'] or 'none'}")

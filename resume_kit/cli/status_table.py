@@ -22,13 +22,15 @@ class Row:
 
 
 def _evidence_text(unit: Unit, now: str) -> str:
+    from resume_kit.core.inert import short_sha
     from resume_kit.core.timeutil import age as age_of
 
     if unit.evidence is None:
         return "none" if unit.status == "done" else ""
     ev = unit.evidence
     age = age_of(ev.verified_at, now) or ev.verified_at or "?"
-    text = f"{age} · {ev.commit[:7]}" if ev.commit else age
+    commit = short_sha(ev.commit)
+    text = f"{age} · {commit}" if commit else age
     return text + (" (dirty)" if ev.dirty else "")
 
 

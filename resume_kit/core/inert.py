@@ -136,3 +136,15 @@ def blockquote(text: str, limit: int = 1200) -> str:
     paragraphs, so it cannot forge a heading, a fence or any other part of the brief."""
     lines = block_lines(clip(text.strip(), limit), limit)
     return "\n".join(f"> {_prose_line(line)}".rstrip() for line in lines) or ">"
+
+
+_SHA = re.compile(r"[0-9a-fA-F]{7,64}")
+
+
+@lru_cache(maxsize=512)
+def short_sha(value: object) -> str | None:
+    """The 7-character form of a commit id; None unless ``value`` looks like one (ids can come
+    from a hostile progress file, so nothing else is shown)."""
+    if isinstance(value, str) and _SHA.fullmatch(value):
+        return value[:7].lower()
+    return None

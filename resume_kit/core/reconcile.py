@@ -13,7 +13,7 @@ import shlex
 from collections.abc import Mapping
 from typing import Any
 
-from resume_kit.core.inert import code_span, squash
+from resume_kit.core.inert import code_span, short_sha, squash
 from resume_kit.core.timeutil import age
 from resume_kit.model.facts import Changes, RepoFacts, Snapshot, UnitFacts
 from resume_kit.model.findings import SEVERITY_ORDER, STUCK_REPEATS, Finding, finding
@@ -53,7 +53,7 @@ def _some(items: list[str], limit: int = 3) -> str:
 
 
 def _short(sha: str | None) -> str:
-    return sha[:7] if sha else "no commit"
+    return short_sha(sha) or "no commit"
 
 
 # --------------------------------------------------------------------------- the checks

@@ -4,6 +4,24 @@ from __future__ import annotations
 
 import datetime as dt
 
+ISO_FORMAT = "%Y-%m-%dT%H:%M:%SZ"  # how resume-kit writes every time: UTC, whole seconds
+
+
+def format_utc(moment: dt.datetime) -> str:
+    """``moment`` in resume-kit's one time format; a naive datetime is taken as UTC."""
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(dt.timezone.utc)
+    return moment.strftime(ISO_FORMAT)
+
+
+def from_epoch(seconds: float) -> str:
+    """A Unix time in resume-kit's one time format."""
+    return format_utc(dt.datetime.fromtimestamp(seconds, dt.timezone.utc))
+
+
+def now_utc() -> str:
+    return format_utc(dt.datetime.now(dt.timezone.utc))
+
 
 def parse_utc(value: object) -> dt.datetime | None:
     """``value`` as an aware UTC datetime (a trailing ``Z`` and a missing offset mean UTC);

@@ -14,11 +14,12 @@ leaves :func:`read_git_facts` is a display string in which undecodable bytes are
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from resume_kit.core.timeutil import from_epoch
 
 STATE_DIR = ".resume-kit"
 RECENT_COMMITS = 10
@@ -303,10 +304,10 @@ def _recent_commits(root: Path) -> list[dict[str, Any]]:
 
 def _iso(epoch: str) -> str | None:
     try:
-        moment = dt.datetime.fromtimestamp(int(epoch), dt.timezone.utc)
+        seconds = int(epoch)
     except ValueError:
         return None
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return from_epoch(seconds)
 
 
 def _records(parsed: dict[str, Any]) -> Iterator[dict[str, Any]]:

@@ -10,7 +10,6 @@ order, trimmed and redacted.
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 import re
 from collections.abc import Sequence
@@ -19,6 +18,7 @@ from stat import S_ISREG
 from typing import Any
 
 from resume_kit.core.escape import ANSI_SEQUENCE
+from resume_kit.core.timeutil import from_epoch
 from resume_kit.infra.redact import redact, split_lines
 
 MAX_LINE_CHARS = 300
@@ -152,7 +152,7 @@ def read_tail(path: Path, tail_bytes: int) -> bytes | None:
 
 
 def _iso(timestamp: float) -> str:
-    return dt.datetime.fromtimestamp(timestamp, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return from_epoch(timestamp)
 
 
 def read_logs(

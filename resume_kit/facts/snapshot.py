@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from resume_kit.core.timeutil import from_epoch
 from resume_kit.facts.ancestry import (
     evidence_ancestry,
     known_ancestors_file,
@@ -39,7 +40,7 @@ T = TypeVar("T")
 
 
 def _iso_from_ns(ns: int) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ns // 1_000_000_000))
+    return from_epoch(ns // 1_000_000_000)
 
 
 def _escape_text(text: str) -> str:

@@ -6,12 +6,12 @@ Validation and migration live in :mod:`resume_kit.progress_file.validate`, the Y
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Literal
 
+from resume_kit.core.timeutil import now_utc
 from resume_kit.infra.errors import ProgressFileError
 
 SCHEMA_VERSION = 1
@@ -120,7 +120,7 @@ def slugify(text: str) -> str:
 
 
 def now_iso() -> str:
-    return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return now_utc()
 
 
 def is_ready(unit: Unit, done: Collection[str]) -> bool:

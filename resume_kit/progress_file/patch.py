@@ -14,6 +14,8 @@ import io
 import re
 from typing import Any
 
+from resume_kit.core.timeutil import format_utc
+
 _TOP_KEY = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*):(?:[ \t]+(?P<rest>.*))?$")
 _DASH = re.compile(r"^( *)-(?: |$)")
 
@@ -79,9 +81,7 @@ def normalise(value: Any) -> Any:
     if isinstance(value, list):
         return [normalise(v) for v in value]
     if isinstance(value, dt.datetime):
-        if value.tzinfo is None:
-            return value.strftime("%Y-%m-%dT%H:%M:%S") + "Z"
-        return value.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return format_utc(value)
     return value
 
 

@@ -10,6 +10,7 @@ from typing import Any, Literal, cast
 
 from resume_kit.core.escape import escape_controls
 from resume_kit.core.inert import clip
+from resume_kit.core.timeutil import format_utc
 from resume_kit.infra.errors import ProgressFileError
 from resume_kit.model.progress import (
     ACTION_KEYS,
@@ -57,9 +58,7 @@ def _line_of(node: Any, key: Any = None) -> int | None:
 def plain_value(value: Any) -> Any:
     """Datetimes (unquoted timestamps in YAML) read back as ISO strings."""
     if isinstance(value, dt.datetime):
-        if value.tzinfo is None:
-            return value.strftime("%Y-%m-%dT%H:%M:%S") + "Z"
-        return value.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return format_utc(value)
     if isinstance(value, dt.date):
         return value.isoformat()
     return value

@@ -3,7 +3,6 @@ todo lists, naming errors after their tool call, and finding session files."""
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 import re
 from collections.abc import Callable, Iterable
@@ -11,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from resume_kit.core.inert import squash
-from resume_kit.core.timeutil import parse_utc
+from resume_kit.core.timeutil import format_utc, from_epoch, parse_utc
 from resume_kit.facts.transcripts import tail
 from resume_kit.infra.redact import redact, split_lines
 
@@ -146,7 +145,7 @@ def iso_time(value: Any) -> str | None:
             moment = parse_utc(match.group(1) + match.group(2))
     if moment is None:
         return None
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return format_utc(moment)
 
 
 def mtime_iso(path: Path) -> str | None:
@@ -154,8 +153,7 @@ def mtime_iso(path: Path) -> str | None:
         stamp = path.stat().st_mtime
     except OSError:
         return None
-    moment = dt.datetime.fromtimestamp(stamp, dt.timezone.utc)
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return from_epoch(stamp)
 
 
 def within(cwd: Any, root: Path) -> bool:
