@@ -413,8 +413,7 @@ def test_a_killed_verify_takes_its_command_with_it(
     import signal
     import subprocess
 
-    from resume_kit.supervisor import FORCE_POLL_ENV
-
+    from resume_kit.runner.supervisor import FORCE_POLL_ENV
     from tests.hostile import RESUME_KIT
 
     progress = PROGRESS.replace(

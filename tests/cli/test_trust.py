@@ -77,7 +77,7 @@ def test_corrupt_file_counts_as_no_approvals_and_is_kept_aside(repo: Path) -> No
 
 def test_three_processes_approving_at_once_lose_nothing(repo: Path) -> None:
     script = (
-        "import sys; from pathlib import Path; from resume_kit import trust\n"
+        "import sys; from pathlib import Path; from resume_kit.infra import trust\n"
         "n = sys.argv[1]\n"
         "for i in range(15):\n"
         "    trust.approve(Path(sys.argv[2]), [(f'u{n}-{i}', f'echo {n} {i}')])\n"
