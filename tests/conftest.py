@@ -20,6 +20,33 @@ import pytest
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
+# In the development tier (``pytest -m "not slow"``) a Hypothesis test tries at most this many
+# examples; the full run (plain ``pytest``, CI) tries each test's own count.
+FAST_EXAMPLES = 20
+
+
+def fast_tier(config: pytest.Config) -> bool:
+    return "not slow" in str(config.getoption("markexpr", "") or "")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not fast_tier(config):
+        return
+    from hypothesis import settings
+
+    for item in items:
+        test = getattr(item, "obj", None)
+        if getattr(test, "hypothesis", None) is None:
+            continue
+        # Where @given keeps the test's settings (hypothesis' own pytest plugin reads it too);
+        # an explicit @settings(max_examples=N) wins over any profile, so it is narrowed here.
+        current = test._hypothesis_internal_use_settings  # type: ignore[union-attr]
+        if current.max_examples > FAST_EXAMPLES:
+            test._hypothesis_internal_use_settings = settings(  # type: ignore[union-attr]
+                current, max_examples=FAST_EXAMPLES
+            )
+
+
 @pytest.fixture(autouse=True)
 def isolated_home(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch

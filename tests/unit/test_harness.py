@@ -1,6 +1,6 @@
-"""The in-process CLI runner of tests/conftest.py sees what a subprocess sees and leaves
-nothing behind: the same Result for the same call, cwd/env/streams restored, per-process
-state emptied before each call."""
+"""The harness in tests/conftest.py: the in-process CLI runner sees what a subprocess sees and
+leaves nothing behind (the same Result for the same call, cwd/env/streams restored,
+per-process state emptied before each call); the development tier narrows Hypothesis."""
 
 from __future__ import annotations
 
@@ -9,9 +9,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests import conftest
-from tests.conftest import run_cli, run_cli_in_process, run_cli_subprocess
+from tests.conftest import FAST_EXAMPLES, fast_tier, run_cli, run_cli_in_process, run_cli_subprocess
 from tests.helpers_snapshot import write_progress
 
 TRUST_ALL = {"RESUME_KIT_TRUST": "all"}
@@ -95,3 +97,21 @@ def test_every_listed_state_exists() -> None:
     for module_name, attr in conftest.PROCESS_STATE:
         assert hasattr(importlib.import_module(module_name), attr), (module_name, attr)
     conftest.reset_process_state()
+
+
+SEEN: list[int] = []
+
+
+@settings(max_examples=FAST_EXAMPLES * 3, deadline=None, database=None)
+@given(st.integers())
+def test_examples_are_counted(value: int) -> None:
+    SEEN.append(value)
+
+
+def test_the_development_tier_tries_fewer_examples(request: pytest.FixtureRequest) -> None:
+    """``-m "not slow"`` narrows an explicit count to FAST_EXAMPLES; plain ``pytest`` keeps it."""
+    expected = FAST_EXAMPLES if fast_tier(request.config) else FAST_EXAMPLES * 3
+    narrowed = test_examples_are_counted._hypothesis_internal_use_settings  # type: ignore[attr-defined]
+    assert narrowed.max_examples == expected
+    if SEEN:  # ran before this test (file order): at most that many examples
+        assert len(SEEN) <= expected
