@@ -20,8 +20,76 @@ import pytest
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
-# In the development tier (``pytest -m "not slow"``) a Hypothesis test tries at most this many
-# examples; the full run (plain ``pytest``, CI) tries each test's own count.
+# ------------------------------------------------------------------ the development tier
+# ``pytest -m "not slow"`` (the README's development command) leaves out what costs most and
+# repeats most; plain ``pytest`` (CI) runs everything. Slow are: whole suites marked in their
+# files (crash harness, concurrency); the tests below, each about a second of CPU or more
+# (3 s or more of wall time measured at load 8 on 2 cores, 2026-12-01); all but every
+# TABLE_STEP-th case of the tables below; and Hypothesis examples beyond FAST_EXAMPLES.
+SLOW_TESTS = frozenset(
+    {
+        "tests/adversarial/test_injection.py::test_fuzzed_file_names_through_the_real_cli",
+        "tests/adversarial/test_injection.py::test_fuzzed_untrusted_text_never_leaves_its_code",
+        "tests/adversarial/test_injection.py::test_injected_text_stays_quoted_data_in_the_brief",
+        "tests/adversarial/test_secrets_corpus.py::test_no_secret_reaches_any_output",
+        "tests/adversarial/test_security_hooks.py::test_a_killed_verify_takes_its_command_with_it",
+        "tests/adversarial/test_security_hooks.py::test_git_runs_no_program_the_repository_configured",
+        "tests/adversarial/test_security_hooks.py::test_the_post_commit_log_follows_no_committed_symlink",
+        "tests/adversarial/test_security_hooks.py::test_unitcheck_and_verify_next_never_run_the_same_unit_at_once",
+        "tests/adversarial/test_security_readers.py::test_a_committed_progress_cache_is_never_believed",
+        "tests/adversarial/test_security_readers.py::test_a_repository_config_cannot_switch_on_the_network",
+        "tests/adversarial/test_security_readers.py::test_devices_and_fifos_in_the_repository_never_hang_a_command",
+        "tests/adversarial/test_security_readers.py::test_escaping_patterns_are_refused_at_validation",
+        "tests/adversarial/test_security_readers.py::test_nothing_outside_the_work_tree_reaches_snapshot_status_or_brief",
+        "tests/adversarial/test_security_readers.py::test_repository_limits_are_bounded",
+        "tests/adversarial/test_security_redact.py::test_a_nul_byte_or_a_huge_verify_command_is_exit_2_at_plan_and_at_load",
+        "tests/adversarial/test_security_redact.py::test_a_private_key_printed_by_a_failing_verify_command_never_reaches_any_output",
+        "tests/adversarial/test_security_redact.py::test_branch_names_and_commit_trailers_are_redacted_in_json_output_and_stored_snapshots",
+        "tests/adversarial/test_security_redact.py::test_nan_and_infinite_durations_are_rejected_and_json_stays_valid",
+        "tests/adversarial/test_security_redact.py::test_plan_with_the_readme_template_never_runs_a_file_name",
+        "tests/adversarial/test_security_redact.py::test_printed_fields_escape_control_bidi_and_zero_width_characters",
+        "tests/adversarial/test_security_statedir.py::test_a_symlinked_cache_folder_is_refused",
+        "tests/adversarial/test_security_statedir.py::test_a_symlinked_state_folder_is_refused_by_every_command",
+        "tests/adversarial/test_security_statedir.py::test_pruning_removes_only_names_resume_kit_generates",
+        "tests/adversarial/test_security_statedir.py::test_snapshot_pruning_never_deletes_through_a_symlinked_snapshots_folder",
+        "tests/adversarial/test_security_statedir.py::test_the_history_copy_never_lands_in_a_symlinked_history_folder",
+        "tests/adversarial/test_security_templates.py::test_a_broken_or_hostile_template_is_one_line_exit_2",
+        "tests/adversarial/test_security_templates.py::test_a_template_that_asks_for_huge_values_is_refused",
+        "tests/adversarial/test_security_templates.py::test_a_template_that_runs_forever_is_stopped",
+        "tests/adversarial/test_security_templates.py::test_approval_pins_the_exact_content",
+        "tests/adversarial/test_security_templates.py::test_approved_template_still_cannot_include_files_of_the_repository",
+        "tests/adversarial/test_security_templates.py::test_the_brief_marks_an_unapproved_next_command",
+        "tests/adversarial/test_security_templates.py::test_the_time_limit_holds_off_the_main_thread_too",
+        "tests/adversarial/test_security_templates.py::test_trust_all_warns_once_when_it_takes_effect",
+        "tests/adversarial/test_security_templates.py::test_trust_asks_a_person_per_item_on_a_terminal",
+        "tests/cli/test_brief.py::test_cli_brief_on_a_real_repository",
+        "tests/cli/test_brief.py::test_cli_summary_through_a_local_messages_api",
+        "tests/cli/test_brief.py::test_untrusted_strings_cannot_break_out_of_their_blocks",
+        "tests/cli/test_run.py::test_history_keeps_the_version_from_before_the_run",
+        "tests/cli/test_run.py::test_jobs_4_gives_the_same_final_state_as_jobs_1",
+        "tests/cli/test_run.py::test_sigkill_at_a_random_point_then_resume_runs_every_unit_once",
+        "tests/cli/test_status.py::test_done_when_rebase_dirty_tree_failing_test_and_edited_done_unit",
+        "tests/cli/test_verify.py::test_timeout_escalates_to_sigkill_when_sigterm_is_ignored",
+        "tests/e2e/test_demo.py::test_the_story_has_its_nine_steps_in_plain_text",
+        "tests/e2e/test_hooks.py::test_a_broken_progress_file_never_blocks_a_commit",
+        "tests/e2e/test_imports.py::test_brief_without_summarize",
+        "tests/e2e/test_imports.py::test_python_m_hookentry",
+        "tests/e2e/test_imports.py::test_snapshot",
+        "tests/e2e/test_imports.py::test_status",
+        "tests/e2e/test_imports.py::test_wrapper_sees_what_a_command_imports",
+        "tests/e2e/test_unit_claim.py::test_a_unit_being_verified_is_not_started_twice",
+        "tests/e2e/test_unit_claim.py::test_the_command_of_a_killed_verify_keeps_its_unit_claimed",
+        "tests/unit/test_batch_store.py::test_checkpoints_write_the_same_bytes_as_a_full_save",
+        "tests/unit/test_batch_store.py::test_threads_checkpointing_at_once_lose_nothing",
+        "tests/unit/test_harness.py::test_same_result_as_a_subprocess",
+        "tests/unit/test_render.py::test_any_size_fits_any_budget_and_keeps_the_next_unit",
+        "tests/unit/test_store.py::test_three_processes_writing_at_once_lose_no_update",
+        "tests/unit/test_tokens_cache.py::test_a_damaged_cache_is_rebuilt",
+        "tests/unit/test_workspace_misc.py::test_real_pytest_lastfailed",
+    }
+)
+SAMPLED_TABLES = frozenset({"tests/adversarial/test_hostile_input.py::test_hostile_input"})
+TABLE_STEP = 6
 FAST_EXAMPLES = 20
 
 
@@ -29,9 +97,22 @@ def fast_tier(config: pytest.Config) -> bool:
     return "not slow" in str(config.getoption("markexpr", "") or "")
 
 
+@pytest.hookimpl(tryfirst=True)  # before -m deselects by marker
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if not fast_tier(config):
-        return
+    seen: dict[str, int] = {}
+    for item in items:
+        function = item.nodeid.split("[", 1)[0]
+        if function in SLOW_TESTS:
+            item.add_marker(pytest.mark.slow)
+        elif function in SAMPLED_TABLES:
+            seen[function] = seen.get(function, -1) + 1
+            if seen[function] % TABLE_STEP:
+                item.add_marker(pytest.mark.slow)
+    if fast_tier(config):
+        _narrow_hypothesis(items)
+
+
+def _narrow_hypothesis(items: list[pytest.Item]) -> None:
     from hypothesis import settings
 
     for item in items:

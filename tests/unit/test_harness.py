@@ -115,3 +115,14 @@ def test_the_development_tier_tries_fewer_examples(request: pytest.FixtureReques
     assert narrowed.max_examples == expected
     if SEEN:  # ran before this test (file order): at most that many examples
         assert len(SEEN) <= expected
+
+
+def test_every_slow_listing_names_a_test() -> None:
+    """A renamed or moved test must not silently join the development tier."""
+    import importlib
+
+    for node in sorted(conftest.SLOW_TESTS | conftest.SAMPLED_TABLES):
+        path, _, name = node.partition("::")
+        assert (conftest.REPO_ROOT / path).is_file(), node
+        module = importlib.import_module(path.removesuffix(".py").replace("/", "."))
+        assert callable(getattr(module, name.split("::")[0], None)), node
