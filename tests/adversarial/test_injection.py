@@ -35,6 +35,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import git, run_cli
+from tests.markdown_oracle import carriage_returns_in_prose, read
 
 EXPECTED_HEADINGS = [
     "# Resume brief: a resumed task",
@@ -82,85 +83,31 @@ def payloads() -> list[tuple[str, str]]:
 
 # --------------------------------------------------------------------------- a Markdown reader
 
-_FENCE_OPEN = re.compile(r"^( {0,3})(`{3,}|~{3,})(.*)$")
-_FENCE_CLOSE = re.compile(r"^ {0,3}(`{3,}|~{3,})[ \t]*$")
-_BACKTICKS = re.compile(r"(?<!\\)`+|\\`")
-
-
-@dataclass
-class Parsed:
-    prose: list[str]  # lines outside fences, with their code spans removed
-    code: list[str]  # fenced lines and code span contents
-    prose_at: list[int]  # the line number of each prose line
-
-
-def strip_spans(line: str) -> tuple[str, list[str]]:
-    """``line`` without its inline code spans (CommonMark pairing of equal backtick runs)."""
-    runs = [m for m in _BACKTICKS.finditer(line) if m.group() != "\\`"]
-    prose, spans, pos, i = [], [], 0, 0
-    while i < len(runs):
-        opener = runs[i]
-        closer = next((k for k in range(i + 1, len(runs))
-                       if len(runs[k].group()) == len(opener.group())), None)  # fmt: skip
-        if closer is None:
-            i += 1
-            continue
-        prose.append(line[pos : opener.start()])
-        spans.append(line[opener.end() : runs[closer].start()])
-        pos = runs[closer].end()
-        i = closer + 1
-    prose.append(line[pos:])
-    return "".join(prose), spans
-
-
-def parse(markdown: str) -> Parsed:
-    parsed = Parsed([], [], [])
-    fence: str | None = None
-    for number, line in enumerate(markdown.split("\n")):
-        if fence is not None:
-            close = _FENCE_CLOSE.match(line)
-            if close and close.group(1)[0] == fence[0] and len(close.group(1)) >= len(fence):
-                fence = None
-            else:
-                parsed.code.append(line)
-            continue
-        opened = _FENCE_OPEN.match(line)
-        if opened and not (opened.group(2)[0] == "`" and "`" in opened.group(3)):
-            fence = opened.group(2)
-            continue
-        prose, spans = strip_spans(line)
-        parsed.prose.append(prose)
-        parsed.prose_at.append(number)
-        parsed.code.extend(spans)
-    assert fence is None, "a fenced block never closes"
-    return parsed
-
-
-def headings(parsed: Parsed) -> list[str]:
-    return [line.strip() for line in parsed.prose if re.match(r"^ {0,3}#{1,6}(\s|$)", line)]
-
 
 def next_section(markdown: str) -> str:
-    """The text after the real Next heading (a prose line, not one quoted inside a fence)."""
-    parsed = parse(markdown)
-    at = [parsed.prose_at[i] for i, line in enumerate(parsed.prose) if line == NEXT_HEADING]
+    """The text after the real Next heading (one CommonMark reads as a heading)."""
+    reading = read(markdown)
+    at = [line for h, line in zip(reading.headings, reading.heading_lines, strict=True)
+          if h == NEXT_HEADING]  # fmt: skip
     assert len(at) == 1, at
     return "\n" + "\n".join(markdown.split("\n")[at[0] + 1 :])
 
 
 def check_structure(markdown: str, nonces: list[str], next_id: str | None = NEXT_UNIT) -> None:
-    parsed = parse(markdown)
-    assert headings(parsed) == EXPECTED_HEADINGS, headings(parsed)
+    reading = read(markdown)
+    assert reading.headings == EXPECTED_HEADINGS, reading.headings
+    assert reading.html == [], reading.html  # no html block, no inline tag
     for n in nonces:
-        escaped = [line for line in parsed.prose if n in line]
+        escaped = [line for line in reading.prose if n in line]
         assert not escaped, f"{n} escaped into prose: {escaped}"
-    for line in parsed.prose:
+    for line in reading.prose:
         assert not re.search(r"<(/|system|!--|details|summary)", line, re.I), line
-        assert "\r" not in line and "\u202e" not in line, repr(line)
+        assert "\u202e" not in line, repr(line)
         assert not line.lstrip().lower().startswith(("resume-kit:", "system:", "assistant:")), line
+    assert carriage_returns_in_prose(markdown) == []
     if next_id is not None:
         section = next_section(markdown)
-        units = [line for line in parse(section).prose if line.startswith("Unit ")]
+        units = [line for line in read(section).prose if line.startswith("Unit ")]
         assert len(units) == 1, units  # one unit, and no forged second one
         assert units[0].startswith("Unit : ")  # its id sits in a code span ...
         assert section.lstrip("\n").startswith(f"Unit `{next_id}`:"), section[:80]  # the real one
@@ -290,7 +237,7 @@ def test_injected_text_stays_quoted_data_in_the_brief(planted: Planted, budget: 
     check_structure(markdown, planted.nonces)
     if budget == "20000":
         # the planted text did reach the brief, inside code (else this test proves nothing)
-        code = "\n".join(parse(markdown).code)
+        code = "\n".join(read(markdown).code)
         shown = [n for n in planted.nonces if n in code]
         assert len(shown) >= len(planted.nonces) // 2, shown
 
@@ -392,22 +339,9 @@ def test_fuzzed_untrusted_text_never_leaves_its_code(
 def commonmark_blocks(markdown: str) -> tuple[list[str], list[str]]:
     """(headings at any nesting level, block types inside blockquotes) as markdown-it-py, a
     full CommonMark reader, sees ``markdown``; html blocks and inline html are refused."""
-    from markdown_it import MarkdownIt
-
-    tokens = MarkdownIt("commonmark").enable("table").parse(markdown)
-    heads, quoted, depth = [], [], 0
-    for i, token in enumerate(tokens):
-        assert token.type != "html_block", token
-        assert not any(c.type == "html_inline" for c in token.children or []), token
-        if token.type == "heading_open":
-            heads.append(("#" * int(token.tag[1:])) + " " + tokens[i + 1].content)
-        if token.type == "blockquote_open":
-            depth += 1
-        elif token.type == "blockquote_close":
-            depth -= 1
-        elif depth and token.type not in ("paragraph_open", "paragraph_close", "inline"):
-            quoted.append(token.type)
-    return heads, quoted
+    reading = read(markdown)
+    assert reading.html == [], reading.html
+    return reading.headings, reading.quoted
 
 
 PROSE = st.lists(HOSTILE, min_size=1, max_size=6).map("\n".join)

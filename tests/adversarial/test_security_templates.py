@@ -11,8 +11,8 @@ import json
 import time
 from pathlib import Path
 
-from tests.adversarial.test_injection import strip_spans
 from tests.hostile import CANARY_KEY, CANARY_SECRET, hostile_clone, plant_user_secrets, run_user
+from tests.markdown_oracle import read
 
 TEMPLATE = ".resume-kit/templates/brief.md.j2"
 PROGRESS = (
@@ -547,7 +547,7 @@ def test_prose_from_the_progress_file_cannot_forge_the_brief(tmp_path: Path) -> 
         assert any("NONCEDIR" in span for span in spans), spans  # the folder is a code span
         assert "NONCEGOAL" in text and "NONCENOTE" in text and "NONCETITLE" in text
         failing = next(line for line in text.splitlines() if line.startswith("- Failing tests"))
-        assert "NONCEDIR" in failing and "NONCEDIR" not in strip_spans(failing)[0], failing
+        assert "NONCEDIR" in failing and "NONCEDIR" not in "\n".join(read(failing).prose), failing
 
 
 # --------------------------------------------------------------------------- item 15: CI trust

@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -30,58 +29,16 @@ from tests.brief_cases import (
 )
 from tests.brief_cases import planted_secrets as planted
 from tests.conftest import git, run_cli
+from tests.markdown_oracle import carriage_returns_in_prose, only_inline, read
 
 FORMATS = ("markdown", "json", "claude-hook")
 
 # --------------------------------------------------------------------------- a Markdown reader
 
 
-def outside_code(markdown: str) -> list[str]:
-    """The lines of ``markdown`` with fenced blocks and code spans blanked, as CommonMark reads
-    them; asserts every fence closes. What remains is what could act as prose or structure."""
-    lines: list[str] = []
-    fence_run: str | None = None
-    for line in markdown.split("\n"):
-        if fence_run is not None:
-            close = re.match(r"^ {0,3}(`+)[ \t]*$", line)
-            if close and len(close.group(1)) >= len(fence_run):
-                fence_run = None
-                lines.append("<fence>")
-            else:
-                lines.append("<code>")
-            continue
-        opening = re.match(r"^ {0,3}(`{3,})([^`]*)$", line)
-        if opening:
-            fence_run = opening.group(1)
-            lines.append("<fence>")
-            continue
-        lines.append(_blank_spans(line))
-    assert fence_run is None, "a fenced block never closes"
-    return lines
-
-
-def _blank_spans(line: str) -> str:
-    runs = list(re.finditer(r"`+", line))
-    out, pos, i = [], 0, 0
-    while i < len(runs):
-        opening = runs[i]
-        closing = next(
-            (k for k in range(i + 1, len(runs)) if len(runs[k].group()) == len(opening.group())),
-            None,
-        )
-        if closing is None:
-            # An unmatched run could pair with a later line: the brief must never produce one.
-            raise AssertionError(f"unmatched backtick run in line: {line!r}")
-        out.append(line[pos : opening.start()])
-        out.append("<span>")
-        pos = runs[closing].end()
-        i = closing + 1
-    out.append(line[pos:])
-    return "".join(out)
-
-
 def headings(markdown: str) -> list[str]:
-    return [line for line in outside_code(markdown) if line.lstrip().startswith("#")]
+    """Every heading a CommonMark reader finds in ``markdown``, at any depth."""
+    return read(markdown).headings
 
 
 EXPECTED_HEADINGS = [
@@ -127,7 +84,11 @@ def test_a_code_span_holds_any_value(value: str) -> None:
     span = code(value)
     assert "\n" not in span and "\r" not in span
     assert "</" not in span
-    assert outside_code(span) == ["<span>"] or value == ""
+    if value:
+        assert [t.type for t in only_inline(span)] == ["code_inline"], span
+        assert [t.type for t in only_inline(f"before {span} after")] == [
+            "text", "code_inline", "text"
+        ], span  # fmt: skip
 
 
 @settings(max_examples=200, deadline=None)
@@ -135,10 +96,13 @@ def test_a_code_span_holds_any_value(value: str) -> None:
 def test_a_fence_holds_any_lines(lines: list[str]) -> None:
     from resume_kit.core.inert import block_lines
 
-    block = fence(block_lines(lines))
-    seen = outside_code(f"before\n{block}\nafter")
-    assert seen[0] == "before" and seen[-1] == "after"
-    assert all(line in ("<fence>", "<code>") for line in seen[1:-1])
+    body = block_lines(lines)
+    tokens = read(f"before\n{fence(body)}\nafter").tokens
+    assert [(t.type, t.content) for t in tokens] == [
+        ("paragraph_open", ""), ("inline", "before"), ("paragraph_close", ""),
+        ("fence", "".join(f"{line}\n" for line in body)),
+        ("paragraph_open", ""), ("inline", "after"), ("paragraph_close", ""),
+    ]  # fmt: skip
 
 
 @settings(max_examples=200, deadline=None)
@@ -146,11 +110,21 @@ def test_a_fence_holds_any_lines(lines: list[str]) -> None:
 def test_prose_values_stay_on_one_line_and_never_open_a_span(value: str) -> None:
     text = plain(value)
     assert "\n" not in text
-    _blank_spans(text)  # raises on an unmatched backtick run
+    # Its own spans may close within it; none may pair with a backtick of its neighbours.
+    inline = only_inline(f"{code('before')} {text} {code('after')}")
+    assert not {"html_inline", "softbreak", "hardbreak"} & {t.type for t in inline}, text
+    spans = [t.content for t in inline if t.type == "code_inline"]
+    assert spans[0] == "before" and spans[-1] == "after", (text, spans)
     quote = blockquote(value or "x")
     for line in quote.split("\n"):
         assert line.startswith(">")
-        _blank_spans(line)
+    reading = read(quote)
+    assert reading.tokens[0].type == "blockquote_open", quote
+    assert reading.tokens[-1].type == "blockquote_close", quote
+    assert reading.quoted == [] and reading.html == [], quote
+    assert [t.type for t in reading.tokens if t.type.startswith("blockquote")] == [
+        "blockquote_open", "blockquote_close"
+    ], quote  # fmt: skip
 
 
 def test_control_characters_and_tags_are_escaped() -> None:
@@ -321,10 +295,13 @@ def test_untrusted_strings_cannot_break_out_of_their_blocks(values: list[str]) -
     brief = build_brief(progress, snap, findings, summary={"done": [values[0]], "todo": values})
     for budget in (4000, 600):
         markdown = render(brief, "markdown", budget).text
-        assert headings(markdown) == EXPECTED_HEADINGS
+        reading = read(markdown)
+        assert reading.headings == EXPECTED_HEADINGS
+        assert reading.html == [], reading.html
         assert "</" not in markdown and "<system" not in markdown and "<!--" not in markdown
-        for line in outside_code(markdown):
-            assert "\r" not in line and "\u202e" not in line
+        for line in reading.prose:
+            assert "\u202e" not in line, line
+        assert carriage_returns_in_prose(markdown) == []
         hook = json.loads(render(brief, "claude-hook", budget).text)
         assert hook["hookSpecificOutput"]["additionalContext"] == markdown
 
