@@ -129,7 +129,8 @@ def _digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _cache_file(layout: Layout) -> Path:
+def progress_cache_file(layout: Layout) -> Path:
+    """The validated model of progress.yaml, keyed by its SHA-256, in the user's cache."""
     return layout.user_cache / "progress.json"
 
 
@@ -139,7 +140,7 @@ def _read_cache(layout: Layout, digest: str) -> dict[str, Any] | None:
     from resume_kit.infra.safefs import read_regular
 
     try:
-        cached = json.loads(read_regular(_cache_file(layout), MAX_CACHE_BYTES))
+        cached = json.loads(read_regular(progress_cache_file(layout), MAX_CACHE_BYTES))
     except (OSError, ValueError):
         return None
     if (
@@ -159,7 +160,7 @@ def _write_cache(layout: Layout, digest: str, data: dict[str, Any], text: str) -
         {"format": _CACHE_FORMAT, "digest": digest, "data": data}, ensure_ascii=False
     )
     with contextlib.suppress(OSError):
-        atomic_write(_cache_file(layout), payload)
+        atomic_write(progress_cache_file(layout), payload)
     _write_unit_in_progress(layout, data, text)
 
 
