@@ -593,7 +593,7 @@ def render_doc(
 
 
 def imports_test() -> str:
-    test = REPO / "tests" / "test_imports.py"
+    test = REPO / "tests" / "e2e" / "test_imports.py"
     if not test.exists():
         return "not written"
     proc = subprocess.run(

@@ -54,14 +54,17 @@ def content_hash(path: Path, size: int) -> str:
     return SAMPLED_PREFIX + digest.hexdigest()
 
 
-def read_artifact(root: Path, rel: str, cache: HashCache | None = None) -> dict[str, Any] | None:
+def read_artifact(
+    root: Path, rel: str, cache: HashCache | None = None, checked: set[str] | None = None
+) -> dict[str, Any] | None:
     """The facts of one artifact, or None when it is not below ``root`` with no symlink on the
-    way (the caller notes it; nothing about what it points at is looked at)."""
-    from resume_kit.infra.safefs import UnsafePath, contained
+    way (the caller notes it; nothing about what it points at is looked at). ``checked``: the
+    folders already found safe (see :func:`~resume_kit.infra.safefs.contained`)."""
+    from resume_kit.infra.safefs import UnsafePath, contained_text
 
     entry: dict[str, Any] = {"path": rel, "exists": False, "size": None, "sha256": None}
     try:
-        full = str(contained(root, rel, missing_ok=False))
+        full = contained_text(root, rel, missing_ok=False, checked=checked)
         info = os.lstat(full)
     except UnsafePath:
         return None
@@ -97,8 +100,9 @@ def read_artifacts(
             seen[rel] = None
     found: list[dict[str, Any]] = []
     refused: list[str] = []
+    checked: set[str] = set()
     for rel in seen:
-        entry = read_artifact(root, rel, cache)
+        entry = read_artifact(root, rel, cache, checked)
         if entry is None:
             refused.append(rel)
         else:

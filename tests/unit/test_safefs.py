@@ -94,3 +94,20 @@ def test_inside_refuses_symlinked_folders_and_escapes_but_not_a_final_link(
     for bad in ("aws/credentials", "/etc/shadow", "src/../../x", "x/../../y", "..", "aws/x/y"):
         assert inside(root, bad, memo) is None, bad
     assert inside(root, "missing/x.py", memo) is None  # nothing exists below a missing folder
+
+
+def test_contained_with_a_memo_of_checked_folders_still_checks_every_last_component(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "out" / "deep").mkdir(parents=True)
+    (tmp_path / "out" / "deep" / "a.json").write_text("{}")
+    os.symlink("/etc/passwd", tmp_path / "out" / "deep" / "b.json")
+    os.symlink("/etc", tmp_path / "out" / "etc")
+    checked: set[str] = set()
+    assert contained(tmp_path, "out/deep/a.json", checked=checked) == tmp_path / "out/deep/a.json"
+    assert checked == {str(tmp_path / "out"), str(tmp_path / "out" / "deep")}
+    with pytest.raises(UnsafePath):  # the folders are known safe; the file itself is a link
+        contained(tmp_path, "out/deep/b.json", checked=checked)
+    with pytest.raises(UnsafePath):  # a linked folder is never remembered as safe
+        contained(tmp_path, "out/etc/passwd", checked=checked)
+    assert str(tmp_path / "out" / "etc") not in checked
