@@ -14,7 +14,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from resume_kit.brief.facts_text import operation_words, stash_words
 from resume_kit.core.inert import (
     block_lines,
     blockquote,
@@ -376,6 +375,8 @@ def _facts(snapshot: Snapshot, paths_total: int) -> list[tuple[str, str]]:
         text = f"**A {one_line(operation, 20)} is in progress**"
         if conflicts:
             text += f" with {len(conflicts)} conflicted file{'s' if len(conflicts) != 1 else ''}"
+        from resume_kit.brief.facts_text import operation_words  # only while one is in progress
+
         about = operation_words(repo.get("operation_detail"), lambda t: code(t, 80))
         text += f" ({about})" if about else ""
         facts.append(("operation", text + ": finish or abort it before anything else."))
@@ -402,6 +403,8 @@ def _facts(snapshot: Snapshot, paths_total: int) -> list[tuple[str, str]]:
         facts.append(("changes", "Working tree clean (outside .resume-kit/)."))
     stashes = repo.get("stash_count") or 0
     if stashes:
+        from resume_kit.brief.facts_text import stash_words  # only when there is a stash
+
         listed = stash_words(repo, lambda t: code(t, 80))
         entries = f"{stashes} stash entr{'ies' if stashes != 1 else 'y'}"
         facts.append(("stash", entries + (f": {listed}." if listed else ".")))
