@@ -69,9 +69,9 @@ def operation_words(detail: OperationDetail | None, quote: Callable[[str], str])
 
 def stash_words(repo: RepoFacts, quote: Callable[[str], str], limit: int = 3) -> str:
     """The newest stash entries with their messages: ``stash@{0} "On main: try b"``, …"""
-    entries = [e for e in repo.get("stashes") or [] if isinstance(e.get("message"), str)]
-    shown = [f"{e.get('ref')} {quote(str(e.get('message')))}" for e in entries[:limit]]
-    return ", ".join(shown)
+    entries = [str(e.get("message")) for e in repo.get("stashes") or []][:limit]
+    # the refs are rebuilt from the order: a stored snapshot's own text is never shown unquoted
+    return ", ".join(f"stash@{{{i}}} {quote(message)}" for i, message in enumerate(entries))
 
 
 def describe_workspace(snapshot: Snapshot) -> list[str]:
