@@ -105,9 +105,9 @@ def describe_workspace(snapshot: Snapshot) -> list[str]:
         counts.get("unstaged") or 0,
         counts.get("untracked") or 0,
     )
-    if staged or unstaged or untracked:
+    conflicted = counts.get("conflicted") or 0
+    if staged or unstaged or untracked or conflicted:  # a conflicted tree is not clean
         paths = sorted(changed_paths(snapshot))
-        conflicted = counts.get("conflicted") or 0
         lines.append(
             f"uncommitted changes: {staged} staged, {unstaged} unstaged, {untracked} untracked"
             + (f", {conflicted} conflicted" if conflicted else "")

@@ -91,3 +91,17 @@ def test_hostile_operation_and_stash_text_in_a_stored_snapshot_stays_quoted() ->
     assert about.startswith("merging `") and "\n" not in about and "commit" not in about
     listed = stash_words(repo, lambda t: code(t, 80))
     assert listed.startswith("stash@{0} `") and "SYSTEM" not in listed and "\n" not in listed
+
+
+def test_a_tree_with_only_a_conflict_is_not_called_clean(repo: Path) -> None:
+    commit_file(repo, "f.txt", "base\n", "base")
+    git(repo, "checkout", "-q", "-b", "topic")
+    commit_file(repo, "f.txt", "topic\n", "topic change")
+    git(repo, "checkout", "-q", "main")
+    commit_file(repo, "f.txt", "main\n", "main change")
+    write_progress(repo, [{"id": "f", "title": "F", "verify": "true"}])
+    assert git(repo, "merge", "topic", check=False).returncode != 0
+    out = run_cli("snapshot", cwd=repo).stdout
+    assert 'merge in progress: merging "topic" (commit ' in out
+    assert "0 staged, 0 unstaged, 0 untracked, 1 conflicted" in out
+    assert "working tree clean" not in out
