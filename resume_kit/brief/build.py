@@ -375,6 +375,10 @@ def _facts(snapshot: Snapshot, paths_total: int) -> list[tuple[str, str]]:
         text = f"**A {one_line(operation, 20)} is in progress**"
         if conflicts:
             text += f" with {len(conflicts)} conflicted file{'s' if len(conflicts) != 1 else ''}"
+        from resume_kit.brief.facts_text import operation_words  # only while one is in progress
+
+        about = operation_words(repo.get("operation_detail"), lambda t: code(t, 80))
+        text += f" ({about})" if about else ""
         facts.append(("operation", text + ": finish or abort it before anything else."))
     elif conflicts:
         plural = "s" if len(conflicts) != 1 else ""
@@ -386,18 +390,24 @@ def _facts(snapshot: Snapshot, paths_total: int) -> list[tuple[str, str]]:
     untracked = counts.get("untracked") or 0
     if staged or unstaged or untracked:
         more = " (list truncated by the snapshot)" if changes.get("truncated") else ""
+        count = counts.get("conflicted") or 0
+        conflicted = f", {count} conflicted" if count else ""
         facts.append(
             (
                 "changes",
                 f"Uncommitted changes: {staged} staged, {unstaged} unstaged, "
-                f"{untracked} untracked{more}.",
+                f"{untracked} untracked{conflicted}{more}.",
             )
         )
     elif paths_total == 0 and not repo.get("unborn"):
         facts.append(("changes", "Working tree clean (outside .resume-kit/)."))
     stashes = repo.get("stash_count") or 0
     if stashes:
-        facts.append(("stash", f"{stashes} stash entr{'ies' if stashes != 1 else 'y'}."))
+        from resume_kit.brief.facts_text import stash_words  # only when there is a stash
+
+        listed = stash_words(repo, lambda t: code(t, 80))
+        entries = f"{stashes} stash entr{'ies' if stashes != 1 else 'y'}"
+        facts.append(("stash", entries + (f": {listed}." if listed else ".")))
     return facts
 
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from resume_kit.core.inert import short_sha
 from resume_kit.core.snapshot_diff import SnapshotDiff, changed_paths
-from resume_kit.model.facts import Snapshot
+from resume_kit.model.facts import OperationDetail, RepoFacts, Snapshot
 
 
 def terminal_line(text: str) -> str:
@@ -28,6 +30,50 @@ def _count(n: int, one: str, many: str | None = None) -> str:
     return f"{n} {one if n == 1 else (many or one + 's')}"
 
 
+def _commit(sha: object, subject: object, quote: Callable[[str], str]) -> str:
+    short = short_sha(sha if isinstance(sha, str) else None)
+    if short is None:
+        return ""
+    return f"{short}" + (f" {quote(subject)}" if isinstance(subject, str) and subject else "")
+
+
+def operation_words(detail: OperationDetail | None, quote: Callable[[str], str]) -> str:
+    """What the operation in progress is about, as words after "a merge is in progress":
+    ``merging topic (commit 1a2b3c4 "topic change")``, ``rebasing topic onto 5d6e7f8 "main
+    change", stopped at step 2/3 on 9a8b7c6 "topic two"``; "" when nothing is known.
+    ``quote`` makes repository text (branch names, subjects) inert for the medium."""
+    if not detail:
+        return ""
+    kind = detail.get("kind")
+    source = detail.get("source")
+    named = quote(source) if isinstance(source, str) and source else ""
+    commit = _commit(detail.get("commit"), detail.get("subject"), quote)
+    if kind == "merge":
+        words = f"merging {named}" if named else "merging"
+        return words + (f" (commit {commit})" if commit else "") if (named or commit) else ""
+    if kind in ("rebase", "am"):
+        parts = [f"rebasing {named}" if named else "rebasing"]
+        onto = _commit(detail.get("onto"), detail.get("onto_subject"), quote)
+        if onto:
+            parts[0] += f" onto {onto}"
+        step, steps = detail.get("step"), detail.get("steps")
+        stop = f"stopped at step {step}/{steps}" if isinstance(step, int) and steps else ""
+        if commit:
+            stop = (stop or "stopped") + f" on {commit}"
+        words = ", ".join(p for p in (parts[0], stop) if p)
+        return "" if words == "rebasing" else words
+    if kind in ("cherry-pick", "revert") and commit:
+        return f"{kind} of {commit}"
+    return ""
+
+
+def stash_words(repo: RepoFacts, quote: Callable[[str], str], limit: int = 3) -> str:
+    """The newest stash entries with their messages: ``stash@{0} "On main: try b"``, …"""
+    entries = [str(e.get("message")) for e in repo.get("stashes") or []][:limit]
+    # the refs are rebuilt from the order: a stored snapshot's own text is never shown unquoted
+    return ", ".join(f"stash@{{{i}}} {quote(message)}" for i, message in enumerate(entries))
+
+
 def describe_workspace(snapshot: Snapshot) -> list[str]:
     """The workspace facts as short plain lines (branch, operation, changes, tests, logs)."""
     repo = snapshot.get("repo") or {}
@@ -48,7 +94,8 @@ def describe_workspace(snapshot: Snapshot) -> list[str]:
         )
     lines.append(where)
     if repo.get("operation"):
-        lines.append(f"{repo.get('operation')} in progress")
+        about = operation_words(repo.get("operation_detail"), lambda t: f'"{t}"')
+        lines.append(f"{repo.get('operation')} in progress" + (f": {about}" if about else ""))
     conflicts = [str(c.get("path")) for c in repo.get("conflicts") or []]
     if conflicts:
         lines.append(f"{len(conflicts)} conflicted: {_some(conflicts)}")
@@ -58,17 +105,22 @@ def describe_workspace(snapshot: Snapshot) -> list[str]:
         counts.get("unstaged") or 0,
         counts.get("untracked") or 0,
     )
-    if staged or unstaged or untracked:
+    conflicted = counts.get("conflicted") or 0
+    if staged or unstaged or untracked or conflicted:  # a conflicted tree is not clean
         paths = sorted(changed_paths(snapshot))
         lines.append(
             f"uncommitted changes: {staged} staged, {unstaged} unstaged, {untracked} untracked"
+            + (f", {conflicted} conflicted" if conflicted else "")
             + (f" ({_some(paths, 4)})" if paths else "")
         )
     else:
         lines.append("working tree clean")
     stashes = repo.get("stash_count")
     if stashes:
-        lines.append(_count(stashes, "stash entry", "stash entries"))
+        listed = stash_words(repo, lambda t: f'"{t}"')
+        lines.append(
+            _count(stashes, "stash entry", "stash entries") + (f": {listed}" if listed else "")
+        )
     failing = list((snapshot.get("tests") or {}).get("pytest_last_failed") or [])
     if failing:
         lines.append(

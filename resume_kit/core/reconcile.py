@@ -85,7 +85,11 @@ def _workspace_findings(repo: RepoFacts) -> list[Finding]:
 
 
 def _done_unit_findings(
-    unit: Unit, facts: UnitFacts, now: str | None, shallow: bool = False
+    unit: Unit,
+    facts: UnitFacts,
+    now: str | None,
+    shallow: bool = False,
+    uncommitted: list[str] | None = None,
 ) -> list[Finding]:
     evidence = unit.evidence
     if evidence is None:
@@ -113,11 +117,20 @@ def _done_unit_findings(
             )
         )
     elif current and evidence.fingerprint and current != evidence.fingerprint:
+        if uncommitted:  # named, so the agent knows which edits undo the verification
+            plural = len(uncommitted) != 1
+            what = (
+                f"; {_some([_data(p) for p in uncommitted])} "
+                f"{'are' if plural else 'is'} uncommitted"
+            )
+            rerun = f"re-verify it with `resume-kit verify-next --unit {unit.id}`"
+        else:
+            what, rerun = "", "re-run `resume-kit verify-next --stale`"
         found.append(
             finding(
                 "DONE_BUT_CHANGED",
                 f"{unit.id}: its files changed since it was verified ({when}, at "
-                f"{_short(evidence.commit)}); re-run `resume-kit verify-next --stale`",
+                f"{_short(evidence.commit)}){what}; {rerun}",
                 unit.id,
             )
         )
@@ -142,6 +155,27 @@ def _done_unit_findings(
             )
         )
     return found
+
+
+def _done_unit_conflicts(unit: Unit, conflicted: list[str]) -> Finding | None:
+    """A conflict in a done unit's files: its verification no longer holds once resolved."""
+    owned = Ownership([*unit.files, *unit.artifacts])
+    hit = [path for path in conflicted if owned.owns(path)]
+    if not hit:
+        return None
+    plural = len(hit) != 1
+    return finding(
+        "DONE_UNIT_CONFLICT",
+        f"{unit.id}: done, but its file{'s' if plural else ''} {_some([_data(p) for p in hit])} "
+        f"{'are' if plural else 'is'} conflicted; after resolving, re-verify it with "
+        f"`resume-kit verify-next --unit {unit.id}`",
+        unit.id,
+    )
+
+
+def _uncommitted_in(unit: Unit, changed: list[str]) -> list[str]:
+    owned = Ownership(unit.files)
+    return [path for path in changed if owned.owns(path)] if unit.files else []
 
 
 def _stuck(unit: Unit) -> Finding | None:
@@ -176,15 +210,33 @@ def _unaccounted(progress: Progress, snapshot: Snapshot) -> Finding | None:
         + [str(a.get("path")) for a in snapshot.get("artifacts") or []]
     )
     changes = snapshot.get("changes") or {}
-    stray = [path for path in _changed_paths(changes) if not owned.owns(path)]
+    operation = (snapshot.get("repo") or {}).get("operation")
+    # What a merge, rebase, cherry-pick or revert staged is its own result, not stray work.
+    staged_by_operation = (
+        {str(e.get("path")) for e in changes.get("staged") or []}
+        if operation and operation != "bisect"
+        else set()
+    )
+    stray = [
+        path
+        for path in _changed_paths(changes)
+        if not owned.owns(path) and path not in staged_by_operation
+    ]
     if not stray:
         return None
     more = " (the change list was truncated)" if changes.get("truncated") else ""
+    working = [unit.id for unit in progress.units if unit.status == "in_progress"]
+    if working:  # they may be half-done work: reverting them would throw it away
+        advice = (
+            f"if they are {_some(working, 2)}'s work in progress, add them to its `files`; "
+            "otherwise to another unit's `files`, or commit them"
+        )
+    else:
+        advice = "add them to a unit's `files`, or commit or revert them"
     return finding(
         "UNACCOUNTED_CHANGES",
         f"{len(stray)} changed file{'s' if len(stray) != 1 else ''} no unit owns{more}: "
-        f"{_some([_data(p) for p in stray])}; add them to a unit's `files`, or commit or "
-        "revert them",
+        f"{_some([_data(p) for p in stray])}; {advice}",
     )
 
 
@@ -292,14 +344,21 @@ def reconcile(progress: Progress | None, snapshot: Snapshot) -> list[Finding]:
         order = {unit.id: index for index, unit in enumerate(progress.units)}
         units_facts = snapshot.get("units") or {}
         now = snapshot.get("created_at")
-        shallow = (snapshot.get("repo") or {}).get("shallow") is True
+        repo = snapshot.get("repo") or {}
+        shallow = repo.get("shallow") is True
+        conflicted = [str(c.get("path")) for c in repo.get("conflicts") or []]
+        changed = _changed_paths(snapshot.get("changes") or {})
         for unit in progress.units:
             if unit.status == "done":
                 facts = units_facts.get(unit.id)
+                uncommitted = _uncommitted_in(unit, changed)
                 if facts is not None:
-                    found.extend(_done_unit_findings(unit, facts, now, shallow))
+                    found.extend(_done_unit_findings(unit, facts, now, shallow, uncommitted))
                 elif unit.evidence is None:
                     found.extend(_done_unit_findings(unit, {}, now))
+                conflict = _done_unit_conflicts(unit, conflicted)
+                if conflict is not None:
+                    found.append(conflict)
             stuck = _stuck(unit)
             if stuck is not None:
                 found.append(stuck)

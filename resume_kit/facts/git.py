@@ -2,9 +2,11 @@
 cannot give.
 
 Processes run, at most: ``status`` (always), ``diff --numstat`` for unstaged and for staged
-changes (only when there are some), and one ``log`` for the last commits (not on an unborn
-branch). Everything else comes from files: the operation in progress from the git dir,
-submodules from ``.gitmodules``. All through :mod:`resume_kit.infra.gitcmd` (no optional locks).
+changes (only when there are some), one ``log`` for the last commits (not on an unborn
+branch) and, only while a merge, rebase, cherry-pick or revert is in progress, one ``log
+--no-walk`` for the subjects of the commits it names. Everything else comes from files: the
+operation in progress and what it is about from the git dir, the stash messages from the
+stash reflog (only when there is a stash), submodules from ``.gitmodules``. All through :mod:`resume_kit.infra.gitcmd` (no optional locks).
 
 Paths are parsed from bytes. Inside this module they are ``str`` decoded with
 ``surrogateescape`` (lossless, and what ``subprocess`` turns back into the same bytes); what
@@ -186,6 +188,120 @@ def _sequencer_operation(git_dir: Path) -> str | None:
     return None
 
 
+# ---- what the operation in progress is about (only read while one is) -------------------------
+
+MAX_STATE_FILE_BYTES = 64 * 1024
+MAX_STASHES = 5
+_OID = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
+_MERGE_SOURCE = re.compile(
+    r"^Merge (?:remote-tracking )?(?:branch|branches|tag|commit) '([^']{1,200})'"
+)
+
+
+def _state_text(path: Path) -> str:
+    """A small file of the git dir as text ('' when absent, too big, a symlink or special)."""
+    from resume_kit.infra.safefs import read_regular
+
+    try:
+        return read_regular(path, MAX_STATE_FILE_BYTES).decode("utf-8", "replace").strip()
+    except OSError:
+        return ""
+
+
+def _oid(text: str) -> str | None:
+    first = text.split(maxsplit=1)[0] if text.split() else ""
+    return first if _OID.fullmatch(first) else None
+
+
+def _step(text: str) -> int | None:
+    return int(text) if text.isdigit() and len(text) < 10 else None
+
+
+def operation_detail(git_dir: Path, operation: str | None) -> dict[str, Any] | None:
+    """What the operation is about, from the git dir's own files (no process): a merge's
+    source (``MERGE_MSG``'s first line names the branch) and commit; a rebase's branch, the
+    commit it is onto, its step ``n``/``m`` and the commit that failed to apply; a cherry-pick's
+    or revert's commit. Subjects are filled in by :func:`_subjects` (one git process)."""
+    if operation is None:
+        return None
+    detail: dict[str, Any] = {
+        "kind": operation,
+        "source": None,
+        "commit": None,
+        "subject": None,
+        "onto": None,
+        "onto_subject": None,
+        "step": None,
+        "steps": None,
+    }
+    if operation == "merge":
+        detail["commit"] = _oid(_state_text(git_dir / "MERGE_HEAD"))
+        first = _state_text(git_dir / "MERGE_MSG").split("\n", 1)[0]
+        match = _MERGE_SOURCE.match(first)
+        detail["source"] = match[1] if match else None
+    elif operation in ("rebase", "am"):
+        state = git_dir / "rebase-merge"
+        if state.is_dir():
+            step, steps = _state_text(state / "msgnum"), _state_text(state / "end")
+            stopped = _state_text(state / "stopped-sha")
+        else:
+            state = git_dir / "rebase-apply"
+            step, steps = _state_text(state / "next"), _state_text(state / "last")
+            stopped = _state_text(state / "original-commit")
+        head_name = _state_text(state / "head-name")
+        detail["source"] = head_name.removeprefix("refs/heads/") if head_name else None
+        detail["onto"] = _oid(_state_text(state / "onto"))
+        detail["commit"] = _oid(stopped)
+        detail["step"], detail["steps"] = _step(step), _step(steps)
+    elif operation in ("cherry-pick", "revert"):
+        name = "CHERRY_PICK_HEAD" if operation == "cherry-pick" else "REVERT_HEAD"
+        detail["commit"] = _oid(_state_text(git_dir / name))
+    return detail
+
+
+def _subjects(root: Path, oids: list[str]) -> dict[str, str]:
+    """Commit subjects by id, from one ``git log --no-walk`` (ids are checked hex)."""
+    from resume_kit.infra.gitcmd import run_git_bytes
+
+    if not oids:
+        return {}
+    status, out, _ = run_git_bytes(
+        root,
+        "log",
+        "--no-walk=unsorted",
+        "-z",
+        "--no-color",
+        f"--format=%H{_SEP}%s",
+        *dict.fromkeys(oids),
+        "--",
+        check=False,
+    )
+    subjects: dict[str, str] = {}
+    for record in out.split(b"\0") if status == 0 else []:
+        fields = record.decode("utf-8", "replace").split(_SEP, 1)
+        if len(fields) == 2:
+            subjects[fields[0].strip()] = fields[1].strip()
+    return subjects
+
+
+def stash_entries(common_dir: Path, limit: int = MAX_STASHES) -> list[dict[str, str]]:
+    """The newest ``limit`` stash entries with their messages, from the stash reflog (a file:
+    no process; its last ``MAX_STATE_FILE_BYTES`` only). ``stash@{0}`` is the newest."""
+    from resume_kit.facts.logs import read_tail
+
+    try:
+        data = read_tail(common_dir / "logs" / "refs" / "stash", MAX_STATE_FILE_BYTES)
+    except OSError:
+        return []
+    if not data:
+        return []
+    lines = [line for line in data.decode("utf-8", "replace").splitlines() if "\t" in line]
+    return [
+        {"ref": f"stash@{{{index}}}", "message": line.split("\t", 1)[1].strip()}
+        for index, line in enumerate(reversed(lines[-limit:]))
+    ]
+
+
 _GITMODULES_PATH = re.compile(r"^\s*path\s*=\s*(.+?)\s*$", re.MULTILINE)
 MAX_GITMODULES_BYTES = 1024 * 1024
 
@@ -350,6 +466,14 @@ def read_git_facts(
             for item in items:
                 item["added"], item["deleted"] = lines.get(item["path"], (None, None))
         commits = commits_later.result() if parsed["oid"] is not None else []
+    operation = operation_in_progress(git_dir)
+    detail = operation_detail(git_dir, operation)
+    if detail is not None:
+        wanted = [oid for oid in (detail["commit"], detail["onto"]) if oid]
+        subjects = _subjects(root, wanted)
+        detail["subject"] = subjects.get(detail["commit"] or "")
+        detail["onto_subject"] = subjects.get(detail["onto"] or "")
+    stashes = stash_entries(common_dir) if parsed["stash"] else []
 
     from resume_kit.infra.redact import redact
 
@@ -365,6 +489,14 @@ def read_git_facts(
             if "from" in item:
                 item["from"] = redact(display_path(item["from"]))
 
+    # Branch names, merge messages and subjects are text from the repository: redacted.
+    if detail is not None:
+        for key in ("source", "subject", "onto_subject"):
+            if detail[key] is not None:
+                detail[key] = redact(detail[key])
+    for stash in stashes:
+        stash["message"] = redact(stash["message"])
+
     repo = {
         "root": str(root),
         "head": parsed["oid"],
@@ -374,7 +506,7 @@ def read_git_facts(
         "upstream": redact(parsed["upstream"]) if parsed["upstream"] else parsed["upstream"],
         "ahead": parsed["ahead"],
         "behind": parsed["behind"],
-        "operation": operation_in_progress(git_dir),
+        "operation": operation,
         "conflicts": conflicts,
         "stash_count": parsed["stash"],
         # a `git clone --depth N`: commits older than its boundary are not there to check
@@ -386,6 +518,11 @@ def read_git_facts(
         },
         "submodules": submodules,
     }
+    # Only when there is something to say, so other snapshots keep their shape.
+    if detail is not None:
+        repo["operation_detail"] = detail
+    if stashes:
+        repo["stashes"] = stashes
     return {"repo": repo, "changes": changes, "recent_commits": commits}
 
 
@@ -421,6 +558,8 @@ def changes_from_status(
             unstaged.append({"path": path, "status": y, "added": None, "deleted": None})
 
     counts = {"staged": len(staged), "unstaged": len(unstaged), "untracked": len(untracked)}
+    if conflicts:  # only then, so a clean or plainly changed tree's counts keep their shape
+        counts["conflicted"] = len(conflicts)
     truncated = any(len(items) > max_paths for items in (staged, unstaged, untracked, conflicts))
     changes = {
         "staged": staged[:max_paths],

@@ -4,8 +4,10 @@
 error line (SPEC 4): a Python traceback's last frame and exception line; pytest ``FAILED`` /
 ``ERROR`` summary lines, ``E `` detail lines and ``path:line: Error`` locations; lines carrying
 ``error``, ``fatal``, ``exception``, ``panic``, ``npm ERR!`` or ``error[E…]`` markers, with the
-``--> file:line`` location line a compiler prints after them. Lines are de-duplicated, kept in
-order, trimmed and redacted.
+``--> file:line`` location line a compiler prints after them; a tool's summary line (mypy's
+``Found N errors``, pytest's ``N failed, M passed``). Repeated lines, and lines that differ only
+in their ``path:line:`` location, are grouped (``20 × message (path lines 184-1124)``) where
+their last copy is; ANSI escapes are stripped; lines are trimmed and redacted.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from stat import S_ISREG
 from typing import Any
@@ -61,51 +64,120 @@ def _trim(line: str) -> str:
     return head.rstrip() + "…" + suffix
 
 
-def _select(lines: list[str]) -> list[str]:
-    """The error-relevant lines, in order, before de-duplication."""
-    picked: list[str] = []
+_SUMMARY = re.compile(  # a tool's own tally: always kept, whatever else is cut
+    r"^Found \d+ errors? in \d+ files?\b"  # mypy
+    r"|^Found \d+ errors?\b"  # ruff
+    r"|^=*\s*\d+ (?:failed|errors?)\b.*?(?:\bin [\d.]+s\b.*)?$"  # pytest, failures first
+    r"|^=*\s*\d+ passed\b.*\b\d+ (?:failed|errors?)\b"  # pytest, passes first
+    r"|^Ran \d+ tests? in .*|^FAILED \((?:failures|errors)=\d+"  # unittest
+)
+_LOCATION_PREFIX = re.compile(r"^([\w./\\~+\-]{1,400}\.\w{1,10}):(\d+)(?::\d+)?: ")
+
+
+@dataclass
+class _Picked:
+    number: int  # 1-based line number in the text read
+    text: str
+    summary: bool = False
+
+
+def _select(lines: list[str]) -> list[_Picked]:
+    """The error-relevant lines, in order, before grouping."""
+    picked: list[_Picked] = []
+    last_exception: _Picked | None = None
     i, n = 0, len(lines)
     while i < n:
         line = lines[i]
         if _TRACEBACK_START.search(line):
             # Skip the frames; keep the last frame line and the exception line after them.
-            last_frame: str | None = None
+            last_frame: int | None = None
             j = i + 1
             while j < n:
                 current = lines[j]
                 if _FRAME.match(current):
-                    last_frame = current
+                    last_frame = j
                 elif current[:1].isspace() or not current:
                     pass  # source line, caret markers, blank line
                 else:
                     break
                 j += 1
             if last_frame is not None:
-                picked.append(last_frame)
+                picked.append(_Picked(last_frame + 1, lines[last_frame]))
             if j < n and not _TRACEBACK_START.search(lines[j]):
-                picked.append(lines[j])
+                last_exception = _Picked(j + 1, lines[j])
+                picked.append(last_exception)
                 j += 1
             i = j
             continue
         if _CANDIDATE.search(line.lower()) is None and line[:2] != "E ":
             pass  # most lines: one cheap search and on to the next
+        elif _SUMMARY.match(line.strip()):
+            picked.append(_Picked(i + 1, line.strip().strip("=").strip(), summary=True))
         elif _PYTEST.match(line) or _LOCATION.match(line) or _EXCEPTION_LINE.match(line):
             if not _NOT_AN_ERROR.search(line) or _PYTEST.match(line):
-                picked.append(line)
+                picked.append(_Picked(i + 1, line))
         elif _MARKER.search(line) and not _NOT_AN_ERROR.search(line):
-            picked.append(line)
+            picked.append(_Picked(i + 1, line))
             if i + 1 < n and _ARROW_LOCATION.match(lines[i + 1]):
-                picked.append(lines[i + 1])
+                picked.append(_Picked(i + 2, lines[i + 1]))
                 i += 1
         i += 1
+    if last_exception is not None:  # the newest traceback's exception: the crash itself
+        last_exception.summary = True
     return picked
 
 
-def error_lines(text: str, max_lines: int = 40) -> list[str]:
-    """The error-relevant lines of ``text``: de-duplicated, in order, trimmed, redacted.
+@dataclass
+class _Group:
+    copies: list[_Picked]
+    summary: bool = False
 
-    When there are more than ``max_lines``, the first quarter and the last three quarters are
-    kept: the first error is often the cause and the last ones are the summary.
+    def render(self) -> str:
+        last = self.copies[-1].text.strip()
+        if len(self.copies) == 1:
+            return last
+        located = [_LOCATION_PREFIX.match(c.text.strip()) for c in self.copies]
+        if all(located):
+            files = {m[1] for m in located if m}
+            numbers = sorted(int(m[2]) for m in located if m)
+            message = last[located[-1].end() :] if located[-1] else last
+            where = (
+                f"{files.pop()} lines {numbers[0]}-{numbers[-1]}"
+                if len(files) == 1
+                else f"{len(files)} files"
+            )
+        else:
+            message = last
+            where = f"output lines {self.copies[0].number}-{self.copies[-1].number}"
+        return f"{len(self.copies)} × {message} ({where})"
+
+
+def _group(picked: list[_Picked]) -> list[_Group]:
+    """Identical lines, and lines that differ only in their ``path:line:`` location, as one
+    group placed where its last copy is (so the newest traceback keeps its lines in order)."""
+    groups: dict[str, _Group] = {}
+    for item in picked:
+        key = item.text.strip()
+        if not key:
+            continue
+        located = _LOCATION_PREFIX.match(key)
+        if located:
+            key = "\0" + key[located.end() :]
+        group = groups.pop(key, None) or _Group([])
+        group.copies.append(item)
+        group.summary = group.summary or item.summary
+        groups[key] = group  # re-inserted: dicts keep insertion order
+    return list(groups.values())
+
+
+def error_lines(text: str, max_lines: int = 40) -> list[str]:
+    """The error-relevant lines of ``text``: grouped, in order, trimmed, redacted.
+
+    Repeated lines (and lines differing only in their ``path:line:`` location) become one
+    ``N × line (path lines a-b)`` entry. A tool's summary line (``Found 80 errors in 1 file``,
+    ``1 failed, 2 passed``) and the newest traceback's exception line are always kept; of the
+    rest, when there are more than ``max_lines``, the first quarter and the last three quarters
+    are kept: the first error is often the cause and the last ones are the summary.
     """
     if not text or max_lines <= 0:
         return []
@@ -113,18 +185,17 @@ def error_lines(text: str, max_lines: int = 40) -> list[str]:
         text = ANSI_SEQUENCE.sub("", text)
     # splitlines also splits at a lone \r, so each redraw of a progress bar is its own line
     lines = [line.rstrip() for line in split_lines(text)]
-    seen: set[str] = set()
-    unique: list[str] = []
-    for line in _select(lines):
-        key = line.strip()
-        if key and key not in seen:
-            seen.add(key)
-            unique.append(key)
-    if len(unique) > max_lines:
-        head = max_lines // 4
-        unique = unique[:head] + unique[len(unique) - (max_lines - head) :]
+    groups = _group(_select(lines))
+    if len(groups) > max_lines:
+        kept = [g for g in groups if g.summary][-max_lines:]
+        room = max_lines - len(kept)
+        others = [g for g in groups if not g.summary]
+        head = room // 4
+        chosen = {id(g) for g in [*others[:head], *others[len(others) - (room - head) :]]}
+        chosen.update(id(g) for g in kept)
+        groups = [g for g in groups if id(g) in chosen] if room > 0 else kept
     # Redact the whole line before trimming so a secret is never cut into a visible half.
-    return [_trim(redact(line)) for line in unique]
+    return [_trim(redact(group.render())) for group in groups]
 
 
 # ---- reading files ------------------------------------------------------------------------------

@@ -23,6 +23,24 @@ class PathStatus(TypedDict, total=False):
     status: str
 
 
+class OperationDetail(TypedDict, total=False):
+    """What the operation in progress is about (absent when none is)."""
+
+    kind: str
+    source: str | None  # merge: the branch or commit merged; rebase: the branch rebased
+    commit: str | None  # merge: MERGE_HEAD; rebase: the commit that failed to apply
+    subject: str | None  # that commit's subject
+    onto: str | None  # rebase: the commit it is onto
+    onto_subject: str | None
+    step: int | None  # rebase: step n of m
+    steps: int | None
+
+
+class StashEntry(TypedDict, total=False):
+    ref: str  # stash@{0} is the newest
+    message: str
+
+
 class RepoFacts(TypedDict, total=False):
     root: str
     head: str | None
@@ -32,8 +50,10 @@ class RepoFacts(TypedDict, total=False):
     ahead: int | None
     behind: int | None
     operation: str | None  # merge | rebase | cherry-pick | revert | bisect | am
+    operation_detail: OperationDetail  # only while an operation is in progress
     conflicts: list[PathStatus]
     stash_count: int
+    stashes: list[StashEntry]  # the newest few, only when there is a stash
     shallow: bool
     worktree: dict[str, object]
     submodules: list[dict[str, object]]
@@ -50,6 +70,7 @@ class ChangeCounts(TypedDict, total=False):
     staged: int
     unstaged: int
     untracked: int
+    conflicted: int  # only when there are conflicts
 
 
 class Changes(TypedDict, total=False):
@@ -209,8 +230,19 @@ SECTIONS: dict[str, _Shape] = {
         ahead=_OPT_INT,
         behind=_OPT_INT,
         operation=_OPT_STR,
+        operation_detail=_Obj(
+            kind=_STR,
+            source=_OPT_STR,
+            commit=_OPT_STR,
+            subject=_OPT_STR,
+            onto=_OPT_STR,
+            onto_subject=_OPT_STR,
+            step=_OPT_INT,
+            steps=_OPT_INT,
+        ),
         conflicts=_List(_Obj(path=_STR, status=_STR)),
         stash_count=_INT,
+        stashes=_List(_Obj(ref=_STR, message=_STR)),
         shallow=_BOOL,
         worktree=_ANY_OBJ,
         submodules=_List(_ANY_OBJ),
@@ -219,7 +251,7 @@ SECTIONS: dict[str, _Shape] = {
         staged=_List(_CHANGE),
         unstaged=_List(_CHANGE),
         untracked=_List(_CHANGE),
-        counts=_Obj(staged=_INT, unstaged=_INT, untracked=_INT),
+        counts=_Obj(staged=_INT, unstaged=_INT, untracked=_INT, conflicted=_INT),
         truncated=_BOOL,
     ),
     "recent_commits": _List(_Obj(sha=_STR, subject=_STR, time=_OPT_STR, unit=_OPT_STR)),

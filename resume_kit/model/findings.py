@@ -11,6 +11,7 @@ SEVERITY: dict[str, Severity] = {
     "OPERATION_IN_PROGRESS": "error",
     "CONFLICTS": "error",
     "DONE_BUT_CHANGED": "error",
+    "DONE_UNIT_CONFLICT": "error",
     "DONE_ARTIFACT_MISSING": "error",
     "EVIDENCE_NOT_IN_HISTORY": "error",
     "EVIDENCE_NOT_IN_SHALLOW_HISTORY": "info",

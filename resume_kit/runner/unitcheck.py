@@ -74,7 +74,7 @@ def _run(layout: Layout, unit_id: str, command: str, timeout_s: float) -> UnitCh
     verify.prune_runs(layout.runs)
     if result.passed:
         return UnitCheck("passed", unit_id, command, 0, log=layout.rel(log_path))
-    excerpt = redact_lines(verify.error_excerpt(result.output_tail))
+    excerpt = redact_lines(verify.error_excerpt(result.output_tail, command))
     while excerpt and sum(len(line) + 1 for line in excerpt) > EXCERPT_CHARS:
         excerpt.pop(0)  # keep the last lines: they carry the error
     return UnitCheck(

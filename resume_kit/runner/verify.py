@@ -446,9 +446,10 @@ def _printable(line: str) -> str:
     return clip(line, MAX_LINE_CHARS)
 
 
-def error_excerpt(output_tail: str) -> list[str]:
+def error_excerpt(output_tail: str, command: str | None = None) -> list[str]:
     """The error-relevant lines of the output tail, redacted, at most 20; the last few
-    non-empty lines when no error marker is found."""
+    non-empty lines when no error marker is found; for an ``A && B`` command that printed
+    nothing, which part failed when that can be known (:mod:`resume_kit.runner.chain`)."""
     from resume_kit.facts.logs import error_lines
     from resume_kit.infra.redact import redact, redact_blocks
 
@@ -457,6 +458,11 @@ def error_excerpt(output_tail: str) -> list[str]:
     if not lines:
         lines = [line for line in output_tail.splitlines() if _printable(line).strip()]
         lines = [redact(line) for line in lines[-FALLBACK_LINES:]]
+    if not lines and command:
+        from resume_kit.runner.chain import silent_failure
+
+        which = silent_failure(command)
+        lines = [redact(which)] if which else []
     return [_printable(line) for line in lines][-EXCERPT_MAX_LINES:]
 
 
@@ -534,8 +540,10 @@ class Outcome:
     evidence: Evidence | None = None
 
 
-def build_failure(result: RunResult, previous: LastFailure | None, timeout_s: float) -> LastFailure:
-    lines = error_excerpt(result.output_tail)
+def build_failure(
+    result: RunResult, previous: LastFailure | None, timeout_s: float, command: str | None = None
+) -> LastFailure:
+    lines = error_excerpt(result.output_tail, command)
     exit_code = (
         124 if result.timed_out else (result.exit_code if result.exit_code is not None else 1)
     )
@@ -585,7 +593,7 @@ def record(
         else:
             current.status = "in_progress"
             current.evidence = None
-            current.last_failure = build_failure(result, current.last_failure, timeout_s)
+            current.last_failure = build_failure(result, current.last_failure, timeout_s, command)
             outcome.failure = current.last_failure
         outcome.recorded = True
     return outcome

@@ -99,7 +99,7 @@ def test_done_when_rebase_dirty_tree_failing_test_and_edited_done_unit(repo: Pat
         "tests/test_calc.py::test_add",
         "DONE_BUT_CHANGED",
         "calc: its files changed",
-        "verify-next --stale",
+        "verify-next --unit calc",  # its edit is uncommitted (issue 14.4)
         "3 h ago",
         "git rebase --continue",
     ):

@@ -88,7 +88,8 @@ def test_done_but_changed_when_an_owned_file_is_edited(repo: Path) -> None:
     (repo / "src/calc.py").write_text("def add(a, b):\n    return a - b\n")
     found = by_code(findings_for(repo), "DONE_BUT_CHANGED")
     assert found.unit == "calc" and found.severity == "error"
-    assert "verify-next --stale" in found.message and "2 h ago" in found.message
+    # the edit is uncommitted: named, with the re-verify of this one unit (issue 14.4)
+    assert "verify-next --unit calc" in found.message and "2 h ago" in found.message
     # a new file matching the unit's glob changes the fingerprint too
     (repo / "src/calc.py").write_text("def add(a, b):\n    return a + b\n")
     assert "DONE_BUT_CHANGED" not in codes(findings_for(repo))
@@ -516,3 +517,87 @@ def test_a_files_pattern_that_is_no_valid_glob_is_taken_as_a_plain_name() -> Non
     assert owner.owns("src/a.py")
     assert owner.owns("[!]x]")
     assert not owner.owns("x")
+
+
+# --------------------------------------------------------------------------- problems linked to units
+
+
+def test_a_conflict_in_a_done_units_file_names_the_unit_and_the_reverify(repo: Path) -> None:
+    conflicting_branches(repo, "side")
+    commit_file(repo, "src/other.py", "x = 1\n")
+    done = {
+        "id": "notes",
+        "title": "Notes",
+        "status": "done",
+        "verify": "true",
+        "files": ["notes.md"],
+        "evidence": evidence(repo, ["notes.md"]),
+    }
+    bystander = {**done, "id": "other", "files": ["src/other.py"]}
+    bystander["evidence"] = evidence(repo, ["src/other.py"])
+    write_progress(repo, [done, bystander])
+    assert git(repo, "merge", "side", check=False).returncode != 0
+    found = findings_for(repo)
+    conflict = by_code(found, "DONE_UNIT_CONFLICT")
+    assert conflict.unit == "notes" and conflict.severity == "error"
+    assert "`notes.md`" in conflict.message
+    assert "`resume-kit verify-next --unit notes`" in conflict.message
+    assert [f.unit for f in found if f.code == "DONE_UNIT_CONFLICT"] == ["notes"]
+
+
+def test_an_uncommitted_change_in_a_done_units_file_says_reverify_that_unit(repo: Path) -> None:
+    commit_file(repo, "src/calc.py", "def add(a, b):\n    return a + b\n")
+    write_progress(
+        repo,
+        [
+            {
+                "id": "calc",
+                "title": "Calc",
+                "status": "done",
+                "verify": "true",
+                "files": ["src/*.py"],
+                "evidence": evidence(repo, ["src/*.py"]),
+            }
+        ],
+    )
+    (repo / "src/calc.py").write_text("def add(a, b):\n    return a - b\n")
+    found = by_code(findings_for(repo), "DONE_BUT_CHANGED")
+    assert "`src/calc.py` is uncommitted" in found.message
+    assert "`resume-kit verify-next --unit calc`" in found.message
+    assert "--stale" not in found.message
+    # committed: changed since verified, nothing uncommitted: the old advice
+    git(repo, "commit", "-qam", "edit")
+    found = by_code(findings_for(repo), "DONE_BUT_CHANGED")
+    assert "uncommitted" not in found.message and "verify-next --stale" in found.message
+
+
+def test_stray_changes_with_a_unit_in_progress_are_never_told_to_be_reverted(repo: Path) -> None:
+    commit_file(repo, "src/app.py", "x = 1\n")
+    units = [
+        {"id": "app", "title": "App", "verify": "true", "files": ["src/*.py"]},
+        {"id": "docs", "title": "Docs", "verify": "true", "status": "in_progress"},
+    ]
+    write_progress(repo, units)
+    (repo / "guide.md").write_text("half-written\n")  # the in-progress unit's work
+    found = by_code(findings_for(repo), "UNACCOUNTED_CHANGES")
+    assert "`guide.md`" in found.message and "docs's work in progress" in found.message
+    assert "revert" not in found.message
+    # close: no unit in progress, the old advice
+    units[1]["status"] = "todo"
+    write_progress(repo, units)
+    assert "commit or revert" in by_code(findings_for(repo), "UNACCOUNTED_CHANGES").message
+
+
+def test_files_staged_by_an_ongoing_merge_are_not_stray(repo: Path) -> None:
+    conflicting_branches(repo, "side")
+    git(repo, "checkout", "-q", "side")
+    commit_file(repo, "merged.txt", "from side\n")
+    git(repo, "checkout", "-q", "main")
+    write_progress(repo, [{"id": "n", "title": "N", "verify": "true", "files": ["notes.md"]}])
+    assert git(repo, "merge", "side", check=False).returncode != 0
+    assert "UNACCOUNTED_CHANGES" not in codes(findings_for(repo))
+    # close: the same file staged by hand once the merge is aborted is stray
+    git(repo, "merge", "--abort")
+    (repo / "merged.txt").write_text("by hand\n")
+    git(repo, "add", "merged.txt")
+    assert "merged.txt" in by_code(findings_for(repo), "UNACCOUNTED_CHANGES").message

@@ -527,3 +527,68 @@ def test_parsed_real_output_round_trips(repo: Path) -> None:
     parsed = parse_status_v2(raw)
     assert serialise(parsed) == raw
     assert {e["kind"] for e in parsed["entries"]} == {"2", "u", "?"}
+
+
+# ---- what an operation in progress is about (issue 14.3) ----------------------------------------
+
+
+def test_merge_conflict_names_the_branch_its_commit_and_subject(repo: Path) -> None:
+    two_diverging_branches(repo)
+    topic = git(repo, "rev-parse", "topic").stdout.strip()
+    assert git(repo, "merge", "topic", check=False).returncode != 0
+    result = facts(repo)
+    detail = result["repo"]["operation_detail"]
+    assert detail["kind"] == "merge" and detail["source"] == "topic"
+    assert detail["commit"] == topic and detail["subject"] == "topic change"
+    assert result["changes"]["counts"]["conflicted"] == 1
+
+
+def test_rebase_stopped_at_step_two_of_three(repo: Path) -> None:
+    commit_file(repo, "f.txt", "base\n", "base")
+    git(repo, "checkout", "-q", "-b", "topic")
+    commit_file(repo, "g1.txt", "1\n", "topic one")
+    failing = commit_file(repo, "f.txt", "topic\n", "topic two touches f")
+    commit_file(repo, "g3.txt", "3\n", "topic three")
+    git(repo, "checkout", "-q", "main")
+    onto = commit_file(repo, "f.txt", "main\n", "main change")
+    git(repo, "checkout", "-q", "topic")
+    assert git(repo, "rebase", "--merge", "main", check=False).returncode != 0
+    detail = facts(repo)["repo"]["operation_detail"]
+    assert (detail["step"], detail["steps"]) == (2, 3)
+    assert detail["source"] == "topic"
+    assert (detail["onto"], detail["onto_subject"]) == (onto, "main change")
+    assert (detail["commit"], detail["subject"]) == (failing, "topic two touches f")
+
+
+def test_apply_rebase_step_and_failed_commit(repo: Path) -> None:
+    two_diverging_branches(repo)
+    topic = git(repo, "rev-parse", "topic").stdout.strip()
+    git(repo, "checkout", "-q", "topic")
+    assert git(repo, "rebase", "--apply", "main", check=False).returncode != 0
+    detail = facts(repo)["repo"]["operation_detail"]
+    assert (detail["step"], detail["steps"], detail["commit"]) == (1, 1, topic)
+    assert detail["subject"] == "topic change" and detail["onto_subject"] == "main change"
+
+
+def test_stash_entries_with_their_messages_newest_first(repo: Path) -> None:
+    for text in ("a\n", "b\n"):
+        (repo / "README.md").write_text(text)
+        git(repo, "stash", "push", "-q", "-m", f"try {text.strip()} token=ghp_{'aB3' * 12}")
+    stashes = facts(repo)["repo"]["stashes"]
+    assert [s["ref"] for s in stashes] == ["stash@{0}", "stash@{1}"]
+    assert stashes[0]["message"].startswith("On main: try b")
+    assert "ghp_" not in str(stashes)  # a stash message is repository text: redacted
+
+
+def test_no_operation_and_no_stash_add_no_keys(repo: Path) -> None:
+    repo_facts = facts(repo)["repo"]
+    assert "operation_detail" not in repo_facts and "stashes" not in repo_facts
+
+
+def test_a_hostile_git_dir_state_file_is_bounded_and_checked(repo: Path) -> None:
+    two_diverging_branches(repo)
+    assert git(repo, "merge", "topic", check=False).returncode != 0
+    (repo / ".git" / "MERGE_MSG").write_text("Merge branch '" + "x" * 10 + "'\n" * 100_000)
+    (repo / ".git" / "MERGE_HEAD").write_text("--output=/tmp/pwned\n")
+    detail = facts(repo)["repo"]["operation_detail"]
+    assert detail["source"] is None and detail["commit"] is None  # too big; not an id

@@ -83,6 +83,7 @@ def test_pytest_output() -> None:
         "tests/test_extract.py:7: AssertionError",
         "FAILED tests/test_extract.py::test_party_b - AssertionError: assert 'ACM' == 'ACME'",
         "ERROR tests/test_other.py - ModuleNotFoundError: No module named 'nope'",
+        "1 failed, 2 passed, 1 error in 0.05s",  # the summary line, its rules stripped
     ]
 
 
@@ -98,8 +99,8 @@ def test_npm_output_deduplicated() -> None:
     )
     assert error_lines(text) == [
         "src/index.ts(3,7): error TS2322: Type 'string' is not assignable to type 'number'.",
-        "npm ERR! code ELIFECYCLE",
         "npm ERR! errno 2",
+        "2 × npm ERR! code ELIFECYCLE (output lines 4-6)",  # grouped where its last copy is
         "npm ERR! A complete log of this run can be found in: /tmp/npm.log",
     ]
 
@@ -174,6 +175,50 @@ def test_max_lines_keeps_first_quarter_and_the_end() -> None:
     out = error_lines(text, max_lines=8)
     assert out == [f"ERROR number {i}" for i in (0, 1, 94, 95, 96, 97, 98, 99)]
     assert error_lines(text, max_lines=0) == []
+
+
+def test_near_identical_lines_are_grouped_with_a_count_and_range() -> None:
+    lines = [
+        f"boltons/iterutils.py:{184 + 50 * i}: error: Function is missing a type annotation"
+        "  [no-untyped-def]"
+        for i in range(20)
+    ]
+    lines.insert(3, 'boltons/iterutils.py:300: error: Name "x" is not defined  [name-defined]')
+    text = "\n".join([*lines, "Found 80 errors in 1 file (checked 1 source file)"]) + "\n"
+    assert error_lines(text) == [
+        'boltons/iterutils.py:300: error: Name "x" is not defined  [name-defined]',
+        "20 × error: Function is missing a type annotation  [no-untyped-def]"
+        " (boltons/iterutils.py lines 184-1134)",
+        "Found 80 errors in 1 file (checked 1 source file)",
+    ]
+    spread = "a.py:1: error: missing\nb.py:2: error: missing\n"
+    assert error_lines(spread) == ["2 × error: missing (2 files)"]
+
+
+def test_summary_lines_survive_the_cut() -> None:
+    noise = "".join(f"src/m{i}.py:{i}: error: problem number {i}\n" for i in range(200))
+    mypy = error_lines("Found 200 errors in 200 files (checked 300 source files)\n" + noise, 8)
+    assert len(mypy) == 8 and mypy[0] == "Found 200 errors in 200 files (checked 300 source files)"
+    pytest_tail = noise + "=========== 34 failed, 2 passed in 3.21s ===========\n" + noise
+    out = error_lines(pytest_tail, max_lines=6)
+    assert len(out) == 6 and "34 failed, 2 passed in 3.21s" in out
+    assert error_lines("==== 3 passed in 0.01s ====\n") == []
+
+
+def test_the_newest_traceback_keeps_its_exception_line() -> None:
+    # The same crash twice (a retry), then the log's other errors: the de-duplication used to
+    # keep the first copies only, so the newest traceback had no KeyError line left.
+    other = "".join(f"ERROR record {i} skipped\n" for i in range(50))
+    out = error_lines(PY_TRACEBACK + other + PY_TRACEBACK, max_lines=8)
+    assert out[-2:] == [
+        '2 × File "src/extract.py", line 88, in extract (output lines 7-68)',
+        "2 × KeyError: 'party_b' (output lines 10-71)",
+    ]
+
+
+def test_ansi_is_stripped_before_grouping() -> None:
+    text = "\x1b[1m\x1b[31ma.py:3: error:\x1b[0m bad\n\x1b[31ma.py:9: error:\x1b[0m bad\n"
+    assert error_lines(text) == ["2 × error: bad (a.py lines 3-9)"]
 
 
 # ---- files --------------------------------------------------------------------------------------
