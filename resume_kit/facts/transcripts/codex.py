@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -77,13 +78,28 @@ def _meta(record: dict[str, Any] | None) -> dict[str, Any] | None:
     return meta if isinstance(meta, dict) and "cwd" in meta else payload
 
 
+def first_record(path: Path) -> dict[str, Any] | None:
+    return tail.first_record(path)
+
+
+def _is_subagent(meta: dict[str, Any]) -> bool:
+    """A sub-agent's rollout (``source: {subagent: ...}``) shares the cwd, not the session."""
+    source = meta.get("source")
+    return isinstance(source, dict) and "subagent" in source
+
+
+def rollouts(root: Path) -> Iterator[tuple[float, Path]]:
+    """(mtime, path) of the Codex main-session rollouts started in the work tree at ``root``,
+    newest first."""
+    for mtime, path in _candidate_files()[:MAX_CANDIDATES]:
+        meta = _meta(first_record(path))
+        if meta is not None and within(meta.get("cwd"), root) and not _is_subagent(meta):
+            yield mtime, path
+
+
 def newest_rollout(root: Path) -> tuple[float, Path] | None:
     """(mtime, path) of the newest Codex rollout started in the work tree at ``root``."""
-    for mtime, path in _candidate_files()[:MAX_CANDIDATES]:
-        meta = _meta(tail.first_record(path))
-        if meta is not None and within(meta.get("cwd"), root):
-            return mtime, path
-    return None
+    return next(rollouts(root), None)
 
 
 def looks_like(record: dict[str, Any]) -> bool:
