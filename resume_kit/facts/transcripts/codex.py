@@ -65,9 +65,11 @@ def _candidate_files() -> list[tuple[float, Path]]:
                 break
         if len(days) >= MAX_DAY_FOLDERS:
             break
+    # idle rollouts are compressed to .jsonl.zst; archived ones move to archived_sessions/
+    folders = [*days[:MAX_DAY_FOLDERS], codex_home() / "archived_sessions"]
     return files_newest_first(
-        days[:MAX_DAY_FOLDERS],
-        lambda name: name.startswith("rollout-") and name.endswith(".jsonl"),
+        folders,
+        lambda name: name.startswith("rollout-") and name.endswith((".jsonl", ".jsonl.zst")),
     )
 
 
