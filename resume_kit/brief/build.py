@@ -127,7 +127,8 @@ class LogPart:
 
 @dataclass
 class TranscriptItem:
-    kind: str  # todo_in_progress | tool_error | last_request | compactions | todos | note
+    kind: str  # earlier_session | interrupted | todo_in_progress | tool_error | last_request |
+    # compactions | todos | note
     md: str
     data: Any
 
@@ -451,11 +452,34 @@ def _log_part(
     return part, len(with_errors) - 1
 
 
+_EARLIER_REASONS = {
+    "startup": "this session has just started",
+    "clear": "this session was just cleared",
+    "fork": "this session was just forked",
+    "missing": "the hook's transcript does not exist yet",
+    "empty": "the hook's transcript has no conversation yet",
+}
+
+
 def _transcript_part(snapshot: Snapshot, now: dt.datetime) -> TranscriptPart | None:
     raw = snapshot.get("transcript")
     if raw is None:
         return None
     items: list[TranscriptItem] = []
+    earlier = raw.get("earlier_session")
+    if isinstance(earlier, dict):
+        why = _EARLIER_REASONS.get(str(earlier.get("reason")), "the hook's session has none")
+        written = age(raw.get("updated_at"), now) or "at an unknown time"
+        session = code(raw.get("session_id") or "?", 60)
+        items.append(
+            TranscriptItem(
+                "earlier_session",
+                f"Read the earlier session {session} (last written {written}): {why}.",
+                {"reason": earlier.get("reason"), "session_id": raw.get("session_id")},
+            )
+        )
+    if raw.get("interrupted") is True:
+        items.append(TranscriptItem("interrupted", "The last turn was interrupted.", True))
     todos = raw.get("todos") or []
     for todo in todos:
         if todo.get("status") == "in_progress":

@@ -242,8 +242,10 @@ def take_snapshot(
     *,
     progress: Progress | None = None,
     transcript_path: Path | None = None,
+    hook: dict[str, Any] | None = None,
 ) -> Snapshot:
-    """The workspace facts now, typed (no checksum until saved)."""
+    """The workspace facts now, typed (no checksum until saved). ``hook`` is the agent hook's
+    input: its ``source`` and ``session_id`` tell the transcript reader about a fresh start."""
     now_ns = time.time_ns()
     notes: list[str] = []
     progress_state: dict[str, Any] = {"valid": True, "error": None}
@@ -308,7 +310,13 @@ def take_snapshot(
                 return None
             from resume_kit.facts.transcripts import read_transcript as reader
 
-            return reader(root, config.transcripts, transcript_path)
+            return reader(
+                root,
+                config.transcripts,
+                transcript_path,
+                source=(hook or {}).get("source"),
+                session_id=(hook or {}).get("session_id"),
+            )
 
         logs: list[dict[str, Any]] = _guarded(later, "logs unreadable", [], read_logs)
         tests: dict[str, Any] = _guarded(

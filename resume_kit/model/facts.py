@@ -134,6 +134,8 @@ class Transcript(TypedDict, total=False):
     tokens: dict[str, object]
     compactions: Compactions
     notes: list[str]
+    earlier_session: dict[str, object]  # read instead of the hook's new or empty session
+    interrupted: bool  # the agent's last turn was aborted
 
 
 class ProgressState(TypedDict, total=False):

@@ -7,8 +7,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 from resume_kit.facts.transcripts import read_transcript
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -41,10 +39,6 @@ def test_claude_code_session(tmp_path: Path) -> None:
     assert transcript["compactions"]["count"] == 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 21 point 2: TaskCreate/TaskUpdate (and tasks/<session>/1.json) are not read",
-)
 def test_claude_code_task_list(tmp_path: Path) -> None:
     transcript = read_transcript(tmp_path, transcript_path=CLAUDE / "session.jsonl")
     assert transcript is not None

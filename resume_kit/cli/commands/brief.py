@@ -50,7 +50,7 @@ def _build(
 
     preload()  # the brief is nearly always counted exactly: load the tokenizer while git runs
     snapshot = take_snapshot(
-        layout, config, "brief", progress=progress, transcript_path=transcript_path
+        layout, config, "brief", progress=progress, transcript_path=transcript_path, hook=hook_input
     )
     save_snapshot(layout, snapshot, config.keep_snapshots)
     findings = reconcile(progress, snapshot)

@@ -7,6 +7,8 @@ the one a hook named) and returns the snapshot's ``transcript`` dict; it never r
 
 from __future__ import annotations
 
+import itertools
+import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -23,22 +25,84 @@ KINDS = ("claude-code", "codex")
 _SPACE = re.compile(r"\s+")
 
 
+# SessionStart sources whose transcript_path names a session that has only just begun
+FRESH_SOURCES = ("startup", "clear", "fork")
+MAX_EARLIER = 5  # sessions per agent read to find the newest other one with a conversation
+
+
 def read_transcript(
     root: Path,
     kinds: Sequence[str] = KINDS,
     transcript_path: Path | None = None,
+    *,
+    source: str | None = None,
+    session_id: str | None = None,
 ) -> dict[str, Any] | None:
     """The ``transcript`` dict for the newest session of the agents in ``kinds`` whose cwd is
-    ``root`` or inside it; ``transcript_path`` (from a hook) wins when given. None when there is
-    no session; problems become ``notes``."""
+    ``root`` or inside it; ``transcript_path`` (from a hook) wins when given. On a fresh start
+    (``source`` startup/clear/fork) or when the hook's transcript is missing or has no
+    conversation, the newest *other* session of this tree is read and ``earlier_session``
+    says why. None when there is no session; problems become ``notes``."""
     try:
+        fresh = source in FRESH_SOURCES
+        given: dict[str, Any] | None = None
         if transcript_path is not None:
-            return _read_given(Path(transcript_path))
-        return _read_newest(Path(root), kinds)
+            given = _read_given(Path(transcript_path))
+            if not fresh and has_conversation(given):
+                return given
+        elif not fresh:
+            return _read_newest(Path(root), kinds)
+        skip = {os.path.realpath(transcript_path)} if transcript_path is not None else set()
+        earlier = _read_other(Path(root), kinds, skip, session_id)
+        if earlier is None:
+            return given
+        if fresh:
+            reason = str(source)
+        elif given is not None and not Path(str(transcript_path)).is_file():
+            reason = "missing"
+        else:
+            reason = "empty"
+        earlier["earlier_session"] = {"reason": reason, "replaces": given_id(given, session_id)}
+        return earlier
     except Exception as exc:  # a reader bug must never break a snapshot or a hook
         result = empty_result(kinds[0] if kinds else "claude-code", transcript_path or Path(root))
         result["notes"].append(clip(f"could not read the agent transcript: {exc!r}", 300))
         return result
+
+
+def given_id(given: dict[str, Any] | None, session_id: str | None) -> str | None:
+    """The id of the session the hook named (its own, else the file's)."""
+    if session_id:
+        return clip(session_id, 100)
+    value = given.get("session_id") if given else None
+    return value if isinstance(value, str) else None
+
+
+def has_conversation(result: dict[str, Any] | None) -> bool:
+    """Whether a read session holds anything of a conversation (a request, a todo list, a
+    tool error, token usage), not only the metadata a new session starts with."""
+    if not result:
+        return False
+    tokens = result.get("tokens") or {}
+    return bool(
+        result.get("last_request")
+        or result.get("todos") is not None
+        or result.get("tool_errors")
+        or tokens.get("total")
+        or tokens.get("last_context")
+    )
+
+
+def _sessions(root: Path, kinds: Sequence[str]) -> list[tuple[float, str, Path]]:
+    found: list[tuple[float, str, Path]] = []
+    if "claude-code" in kinds:
+        for mtime, path in itertools.islice(claude_code.sessions(root), MAX_EARLIER):
+            found.append((mtime, "claude-code", path))
+    if "codex" in kinds:
+        for mtime, path in itertools.islice(codex.rollouts(root), MAX_EARLIER):
+            found.append((mtime, "codex", path))
+    found.sort(key=lambda item: item[0], reverse=True)
+    return found
 
 
 def _read_newest(root: Path, kinds: Sequence[str]) -> dict[str, Any] | None:
@@ -55,6 +119,21 @@ def _read_newest(root: Path, kinds: Sequence[str]) -> dict[str, Any] | None:
         return None
     _, agent, path = max(found, key=lambda item: item[0])
     return _read_as(agent, path)
+
+
+def _read_other(
+    root: Path, kinds: Sequence[str], skip: set[str], session_id: str | None
+) -> dict[str, Any] | None:
+    """The newest session of this tree with a conversation that is not the hook's own."""
+    for _, agent, path in _sessions(root, kinds):
+        if os.path.realpath(path) in skip:
+            continue
+        result = _read_as(agent, path)
+        if session_id and result.get("session_id") == session_id:
+            continue
+        if has_conversation(result):
+            return result
+    return None
 
 
 def _read_as(agent: str, path: Path) -> dict[str, Any]:

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from resume_kit.facts.transcripts import tail
+from resume_kit.facts.transcripts import claude_tasks, tail
 from resume_kit.facts.transcripts.records import (
     MAX_ERRORS,
     MAX_REQUEST_CHARS,
@@ -48,6 +48,17 @@ _NOT_A_REQUEST = (
     "caveat: the messages below",
 )
 _ERROR_TAGS = re.compile(r"</?tool_use_error>")
+# wrappers Claude Code puts around what is not the person's own words
+_WRAPPERS = ("<task-notification>", "<local-command-stdout>", "<local-command-stderr>")
+_COMMAND_NAME = re.compile(r"<command-name>\s*(/?[^<\s]{1,100})\s*</command-name>")
+_BARE_COMMAND = re.compile(r"^/[\w:.-]{1,100}$")
+_COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.DOTALL)
+# a person saying no to a tool call is a decision, not a failure of the tool
+_REJECTION = re.compile(
+    r"^(?:error: )?(?:the user doesn't want to (?:proceed|take this action)|"
+    r"\[request interrupted by user)",
+    re.IGNORECASE,
+)
 
 
 def config_dir() -> Path:
@@ -96,12 +107,16 @@ def _session_cwd_matches(path: Path, root: Path) -> bool:
     return False
 
 
-def newest_session(root: Path) -> tuple[float, Path] | None:
-    """(mtime, path) of the newest Claude Code session for the work tree at ``root``."""
+def sessions(root: Path) -> Iterator[tuple[float, Path]]:
+    """(mtime, path) of the Claude Code sessions for the work tree at ``root``, newest first."""
     for mtime, path in _candidate_files(root)[:MAX_CANDIDATES]:
         if _session_cwd_matches(path, root):
-            return mtime, path
-    return None
+            yield mtime, path
+
+
+def newest_session(root: Path) -> tuple[float, Path] | None:
+    """(mtime, path) of the newest Claude Code session for the work tree at ``root``."""
+    return next(sessions(root), None)
 
 
 def looks_like(record: dict[str, Any]) -> bool:
@@ -146,6 +161,35 @@ def _result_text(content: Any) -> str:
     return ""
 
 
+def _slash_command(text: str) -> str | None:
+    """``/name args`` from Claude Code's ``<command-name>`` wrapper of a slash command; None
+    for a bare command (``/clear``, ``/compact``): that is no request for work."""
+    name = _COMMAND_NAME.search(text)
+    args = _COMMAND_ARGS.search(text)
+    rest = args.group(1).strip() if args else ""
+    if name is None or not rest:
+        return None
+    command = name.group(1) if name.group(1).startswith("/") else "/" + name.group(1)
+    return f"{command} {rest}"
+
+
+def person_text(text: str) -> str | None:
+    """``text`` when it is what the person typed (a slash command with its arguments), None
+    for the wrappers Claude Code writes on the person's behalf."""
+    text = text.strip()
+    if not text:
+        return None
+    command = _slash_command(text) if text.startswith("<command-") else None
+    if command is not None:
+        return command
+    lowered = text.lower()
+    if lowered.startswith(_NOT_A_REQUEST) or lowered.startswith(_WRAPPERS):
+        return None
+    if _BARE_COMMAND.match(text):
+        return None
+    return text
+
+
 def _request_text(record: dict[str, Any]) -> str | None:
     """The person's words when this user record is a real request, else None."""
     if record.get("isMeta") or record.get("isCompactSummary") or record.get("isSidechain"):
@@ -158,10 +202,7 @@ def _request_text(record: dict[str, Any]) -> str | None:
     texts = [
         b["text"] for b in blocks if b.get("type") == "text" and isinstance(b.get("text"), str)
     ]
-    text = "\n".join(t for t in texts if t.strip()).strip()
-    if not text or text.lower().startswith(_NOT_A_REQUEST):
-        return None
-    return text
+    return person_text("\n".join(t for t in texts if t.strip()))
 
 
 class _Reader:
@@ -181,6 +222,10 @@ class _Reader:
         self.compactions = 0
         self.compaction_at: str | None = None
         self.summary_pending = False
+        self.last_prompt: str | None = None
+        self.results: dict[str, Any] = {}  # tool_use_id -> recorded result, for calls that worked
+        self.failed: set[str] = set()  # tool_use_ids whose result was an error
+        self.task_events: list[tuple[str, Any, Any]] = []  # newest first
 
     def satisfied(self) -> bool:
         return self.todos is not None and self.request is not None and self.last_context is not None
@@ -191,7 +236,12 @@ class _Reader:
             self.updated_at = iso_time(record.get("timestamp"))
         if self.session_id is None and isinstance(record.get("sessionId"), str):
             self.session_id = record["sessionId"]
+        if kind == "last-prompt" and self.last_prompt is None:
+            prompt = record.get("lastPrompt")
+            self.last_prompt = person_text(prompt) if isinstance(prompt, str) else None
+            return
         if kind == "system" and record.get("subtype") == "compact_boundary":
+            self._post_compact(record.get("compactMetadata"))
             if not self.summary_pending:
                 self.compactions += 1
             self._compaction_time(record)
@@ -208,6 +258,13 @@ class _Reader:
         elif kind == "user":
             self._user(record)
 
+    def _post_compact(self, metadata: Any) -> None:
+        """Met before any usage (newest first): the context is what the compaction left."""
+        if self.last_context is None and isinstance(metadata, dict):
+            post = int_or_zero(metadata.get("postTokens"))
+            if post > 0:
+                self.last_context = post
+
     def _compaction_time(self, record: dict[str, Any]) -> None:
         if self.compaction_at is None:
             self.compaction_at = iso_time(record.get("timestamp"))
@@ -221,11 +278,16 @@ class _Reader:
             if block.get("type") != "tool_use":
                 continue
             name = block.get("name")
-            name_errors(self.pending_names, block.get("id"), name)
-            if self.todos is None and not sidechain and name == "TodoWrite":
+            call_id = block.get("id")
+            name_errors(self.pending_names, call_id, name)
+            if sidechain or not isinstance(call_id, str) or call_id in self.failed:
+                continue  # a call whose result was an error changed nothing
+            if self.todos is None and name == "TodoWrite":
                 tool_input = block.get("input")
                 if isinstance(tool_input, dict):
                     self.todos = _todos(tool_input.get("todos"))
+            elif name in claude_tasks.TASK_TOOLS and call_id in self.results:
+                self.task_events.append((name, block.get("input"), self.results[call_id]))
 
     def _usage(
         self, record: dict[str, Any], message: dict[str, Any], usage: dict[str, Any], side: bool
@@ -249,16 +311,21 @@ class _Reader:
 
     def _user(self, record: dict[str, Any]) -> None:
         sidechain = bool(record.get("isSidechain"))
-        if self.todos is None and not sidechain:
-            self._user_todos(record)
         blocks = _blocks(record.get("message"))
+        failed = False
         for block in blocks:
-            if (
-                block.get("type") == "tool_result"
-                and block.get("is_error") is True
-                and not sidechain
-            ):
+            if block.get("type") != "tool_result" or sidechain:
+                continue
+            call_id = block.get("tool_use_id")
+            if block.get("is_error") is True:
+                failed = True
+                if isinstance(call_id, str):
+                    self.failed.add(call_id)
                 self._error(record, block)
+            elif isinstance(call_id, str) and len(self.results) < 1000:
+                self.results[call_id] = record.get("toolUseResult")
+        if self.todos is None and not sidechain and not failed:
+            self._user_todos(record)
         if self.request is None:
             self.request = _request_text(record)
 
@@ -279,6 +346,8 @@ class _Reader:
         if len(self.errors) >= MAX_ERRORS:
             return
         text = _ERROR_TAGS.sub("", _result_text(block.get("content")))
+        if _REJECTION.match(text.strip()):
+            return
         message = error_line(text) or "(no message)"
         error: dict[str, Any] = {
             "tool": None,
@@ -289,6 +358,16 @@ class _Reader:
         tool_use_id = block.get("tool_use_id")
         if isinstance(tool_use_id, str):
             self.pending_names.setdefault(tool_use_id, []).append(error)
+
+
+def _task_list(session_id: str, reader: _Reader) -> list[dict[str, str]] | None:
+    """The Task tools' list: the session's task files first (the source of truth), then the
+    calls in the transcript; None when the session used no Task tools."""
+    folder = claude_tasks.tasks_dir(config_dir(), session_id)
+    from_files = claude_tasks.read_task_files(folder) if folder is not None else None
+    if from_files is not None:
+        return from_files
+    return claude_tasks.replay(list(reversed(reader.task_events)))
 
 
 def read_session(
@@ -303,9 +382,10 @@ def read_session(
         return result
     result["session_id"] = reader.session_id or path.stem
     result["updated_at"] = reader.updated_at or mtime_iso(path)
-    result["todos"] = reader.todos
+    result["todos"] = _task_list(result["session_id"], reader) or reader.todos
     result["tool_errors"] = list(reversed(reader.errors))
-    result["last_request"] = clip(reader.request, MAX_REQUEST_CHARS) if reader.request else None
+    request = reader.last_prompt or reader.request
+    result["last_request"] = clip(request, MAX_REQUEST_CHARS) if request else None
     result["tokens"] = {
         "total": reader.total if reader.saw_usage else None,
         "last_context": reader.last_context,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,9 @@ MAX_DAY_FOLDERS = 31  # newest day folders whose rollouts are considered
 MAX_CANDIDATES = 30  # rollouts whose first line is checked, newest first
 _KNOWN_TYPES = ("session_meta", "response_item", "event_msg", "turn_context", "compacted")
 _EXIT_LINE = re.compile(r"^(?:exit code:?|process exited with code)\s*(-?\d+)", re.IGNORECASE)
+_IDE_REQUEST = "## My request for Codex:"
+# Codex's goal tools (when update_plan is absent): the goal's status as a todo status
+_GOAL_STATUS = {"active": "in_progress", "complete": "completed", "completed": "completed"}
 _SESSION_ID = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})")
 
 
@@ -61,9 +65,11 @@ def _candidate_files() -> list[tuple[float, Path]]:
                 break
         if len(days) >= MAX_DAY_FOLDERS:
             break
+    # idle rollouts are compressed to .jsonl.zst; archived ones move to archived_sessions/
+    folders = [*days[:MAX_DAY_FOLDERS], codex_home() / "archived_sessions"]
     return files_newest_first(
-        days[:MAX_DAY_FOLDERS],
-        lambda name: name.startswith("rollout-") and name.endswith(".jsonl"),
+        folders,
+        lambda name: name.startswith("rollout-") and name.endswith((".jsonl", ".jsonl.zst")),
     )
 
 
@@ -77,13 +83,28 @@ def _meta(record: dict[str, Any] | None) -> dict[str, Any] | None:
     return meta if isinstance(meta, dict) and "cwd" in meta else payload
 
 
+def first_record(path: Path) -> dict[str, Any] | None:
+    return tail.first_record(path)
+
+
+def _is_subagent(meta: dict[str, Any]) -> bool:
+    """A sub-agent's rollout (``source: {subagent: ...}``) shares the cwd, not the session."""
+    source = meta.get("source")
+    return isinstance(source, dict) and "subagent" in source
+
+
+def rollouts(root: Path) -> Iterator[tuple[float, Path]]:
+    """(mtime, path) of the Codex main-session rollouts started in the work tree at ``root``,
+    newest first."""
+    for mtime, path in _candidate_files()[:MAX_CANDIDATES]:
+        meta = _meta(first_record(path))
+        if meta is not None and within(meta.get("cwd"), root) and not _is_subagent(meta):
+            yield mtime, path
+
+
 def newest_rollout(root: Path) -> tuple[float, Path] | None:
     """(mtime, path) of the newest Codex rollout started in the work tree at ``root``."""
-    for mtime, path in _candidate_files()[:MAX_CANDIDATES]:
-        meta = _meta(tail.first_record(path))
-        if meta is not None and within(meta.get("cwd"), root):
-            return mtime, path
-    return None
+    return next(rollouts(root), None)
 
 
 def looks_like(record: dict[str, Any]) -> bool:
@@ -106,6 +127,18 @@ def _text_of(content: Any) -> str:
             b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)
         )
     return ""
+
+
+def request_text(text: Any) -> str | None:
+    """The person's request: for an IDE prompt, the part after ``## My request for Codex:``
+    (what comes before is the open tabs and context the extension adds)."""
+    if not isinstance(text, str):
+        return None
+    at = text.rfind(_IDE_REQUEST)
+    if at >= 0:
+        text = text[at + len(_IDE_REQUEST) :]
+    text = text.strip()
+    return text or None
 
 
 def _output_failure(output: Any) -> tuple[int, str] | None:
@@ -157,6 +190,9 @@ class _Reader:
         self.compacted = 0
         self.compact_events = 0
         self.compaction_at: str | None = None
+        self.turn_end: str | None = None  # the newest turn's end: task_complete | turn_aborted
+        self.goal_status: str | None = None  # the newest update_goal status, newest first
+        self.goal: list[dict[str, str]] | None = None
 
     def satisfied(self) -> bool:
         return self.todos is not None and self.request is not None and self.last_context is not None
@@ -184,9 +220,11 @@ class _Reader:
     def _event(self, payload: dict[str, Any], at: str | None) -> None:
         kind = payload.get("type")
         if kind == "user_message" and self.request is None:
-            message = payload.get("message")
-            if isinstance(message, str) and message.strip():
-                self.request = message
+            self.request = request_text(payload.get("message"))
+        elif kind == "item_completed":
+            self._completed_item(payload.get("item"))
+        elif kind in ("task_complete", "turn_aborted") and self.turn_end is None:
+            self.turn_end = kind
         elif kind == "token_count":
             self._tokens(payload.get("info"))
         elif kind == "context_compacted":
@@ -209,6 +247,23 @@ class _Reader:
                 line = error_line(message)
                 if line:
                     self.errors.append({"tool": None, "message": line, "at": at})
+
+    def _completed_item(self, item: Any) -> None:
+        """Newer threads record the person's prompt as ``item_completed`` ``UserMessage``."""
+        if isinstance(item, dict) and item.get("type") == "UserMessage" and self.request is None:
+            self.request = request_text(_text_of(item.get("content")))
+
+    def _goal(self, name: str, arguments: Any) -> None:
+        data = self._arguments(arguments)
+        if self.goal is not None or data is None:
+            return
+        if name == "update_goal":
+            if self.goal_status is None and isinstance(data.get("status"), str):
+                self.goal_status = data["status"]
+            return
+        objective = data.get("objective", data.get("goal"))
+        status = _GOAL_STATUS.get((self.goal_status or "active").lower(), "pending")
+        self.goal = todo_list([{"step": objective, "status": status}], "step")
 
     def _tokens(self, info: Any) -> None:
         if not isinstance(info, dict):
@@ -235,6 +290,8 @@ class _Reader:
             name_errors(self.pending_names, payload.get("call_id"), name)
             if name == "update_plan" and self.todos is None:
                 self.todos = self._plan_arguments(payload.get("arguments"))
+            elif name in ("create_goal", "update_goal"):
+                self._goal(name, payload.get("arguments"))
         elif kind in ("function_call_output", "custom_tool_call_output"):
             failure = _output_failure(payload.get("output"))
             if failure is not None:
@@ -249,17 +306,21 @@ class _Reader:
             text = _text_of(payload.get("content")).strip()
             # context Codex injects as user messages (environment, AGENTS.md) starts with a tag
             if text and not text.startswith(("<", "# AGENTS.md")):
-                self.fallback_request = text
+                self.fallback_request = request_text(text)
 
     @staticmethod
-    def _plan_arguments(arguments: Any) -> list[dict[str, str]] | None:
+    def _arguments(arguments: Any) -> dict[str, Any] | None:
         data = arguments
         if isinstance(arguments, str):
             try:
                 data = json.loads(arguments)
             except ValueError:
                 return None
-        return _plan(data.get("plan")) if isinstance(data, dict) else None
+        return data if isinstance(data, dict) else None
+
+    def _plan_arguments(self, arguments: Any) -> list[dict[str, str]] | None:
+        data = self._arguments(arguments)
+        return _plan(data.get("plan")) if data is not None else None
 
     def _error(self, call_id: Any, code: int, text: str, at: str | None) -> None:
         if isinstance(call_id, str):
@@ -297,7 +358,7 @@ def read_rollout(
     request = reader.request or reader.fallback_request
     result["session_id"] = clip(session_id, 100)
     result["updated_at"] = reader.updated_at or mtime_iso(path)
-    result["todos"] = reader.todos
+    result["todos"] = reader.todos if reader.todos is not None else reader.goal
     result["tool_errors"] = list(reversed(reader.errors))
     result["last_request"] = clip(request, MAX_REQUEST_CHARS) if request else None
     result["tokens"] = {"total": reader.total, "last_context": reader.last_context}
@@ -305,6 +366,8 @@ def read_rollout(
         "count": max(reader.compacted, reader.compact_events),
         "last_at": reader.compaction_at,
     }
+    if reader.turn_end == "turn_aborted":
+        result["interrupted"] = True
     coverage_notes(
         notes,
         stats,

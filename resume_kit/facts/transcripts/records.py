@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from resume_kit.core.escape import ANSI_SEQUENCE
 from resume_kit.core.inert import squash
 from resume_kit.core.timeutil import format_utc, from_epoch, parse_utc
 from resume_kit.facts.transcripts import tail
@@ -31,6 +32,8 @@ _STATUS_ALIASES = {
 }
 _WHOLE_SECONDS = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.\d+)?(.*)$")
 _EXIT_ONLY = re.compile(r"^(?:exit code:?|process exited with code) -?\d+\.?$", re.IGNORECASE)
+_HINT = re.compile(r"^hint:", re.IGNORECASE)
+_CAUSE = re.compile(r"^(?:fatal|error|[A-Za-z_.]*(?:Error|Exception))\b\S*:", re.IGNORECASE)
 
 
 def empty_result(agent: str, path: Path) -> dict[str, Any]:
@@ -55,14 +58,19 @@ def clip(text: str, limit: int) -> str:
 
 
 def error_line(text: str) -> str | None:
-    """The telling line of a tool's error output: the first non-empty one, plus the last one
-    when the first says only ``Exit code N`` (the cause is usually at the end)."""
-    lines = [ln.strip() for ln in split_lines(text) if ln.strip()]
+    """The telling line of a tool's error output, ANSI escapes removed and ``hint:`` lines
+    left out: the first line, and when it says only ``Exit code N``, the cause (the first
+    ``fatal:``/``error:`` line, else the last line, where the cause usually is)."""
+    plain = ANSI_SEQUENCE.sub("", text)
+    lines = [ln.strip() for ln in split_lines(plain) if ln.strip()]
+    lines = [ln for ln in lines if not _HINT.match(ln)] or lines
     if not lines:
         return None
     first = lines[0]
     if _EXIT_ONLY.match(first) and len(lines) > 1:
-        first = f"{first}: {lines[-1]}"
+        rest = lines[1:]
+        cause = next((ln for ln in rest if _CAUSE.match(ln)), rest[-1])
+        first = f"{first}: {cause}"
     return clip(first, MAX_ERROR_CHARS)
 
 

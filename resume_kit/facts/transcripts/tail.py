@@ -100,6 +100,15 @@ class RecordReader(Protocol):
 def read_backward(path: Path, reader: RecordReader, *, cap: int, min_bytes: int) -> TailStats:
     """Feed ``reader`` the records of ``path`` newest first, up to ``cap`` bytes from the end;
     stop early once it is satisfied and at least ``min_bytes`` were read. Raises OSError."""
+    if path.name.endswith(".zst"):
+        from resume_kit.facts.transcripts import zst
+
+        data, complete = zst.tail_file(path, cap)
+        stats = TailStats(size=data.seek(0, 2))
+        for record in records_backward(data, stats, cap=cap):
+            reader.take(record)
+        stats.reached_start = stats.reached_start and complete
+        return stats
     with open_binary(path) as f:
         stats = TailStats(size=f.seek(0, 2))
         for record in records_backward(f, stats, cap=cap):
@@ -109,11 +118,20 @@ def read_backward(path: Path, reader: RecordReader, *, cap: int, min_bytes: int)
     return stats
 
 
+def _head_bytes(path: Path, cap: int) -> bytes:
+    """The first ``cap`` bytes of the file (decompressed for a .zst). Raises OSError."""
+    if path.name.endswith(".zst"):
+        from resume_kit.facts.transcripts import zst
+
+        return zst.head(path, cap)
+    with open_binary(path) as f:
+        return f.read(cap)
+
+
 def first_record(path: Path, *, cap: int = FIRST_LINE_CAP) -> dict[str, Any] | None:
     """The file's first line as a JSON object, reading at most ``cap`` bytes; None otherwise."""
     try:
-        with open_binary(path) as f:
-            data = f.read(cap)
+        data = _head_bytes(path, cap)
     except OSError:
         return None
     line, newline, _ = data.partition(b"\n")
@@ -130,8 +148,7 @@ def head_records(path: Path, *, cap: int = 64 * 1024, limit: int = 50) -> list[d
     """Up to ``limit`` parseable JSON objects from the first ``cap`` bytes (the last partial
     line left out)."""
     try:
-        with open_binary(path) as f:
-            data = f.read(cap)
+        data = _head_bytes(path, cap)
     except OSError:
         return []
     lines = data.split(b"\n")
@@ -153,6 +170,12 @@ def head_records(path: Path, *, cap: int = 64 * 1024, limit: int = 50) -> list[d
 def tail_records(path: Path, *, cap: int = 64 * 1024) -> list[dict[str, Any]]:
     """Parseable JSON objects from the last ``cap`` bytes, newest first."""
     try:
+        if path.name.endswith(".zst"):
+            from resume_kit.facts.transcripts import zst
+
+            data, _ = zst.tail_file(path, cap)
+            stats = TailStats(size=data.seek(0, 2))
+            return list(records_backward(data, stats, cap=cap))
         with open_binary(path) as f:
             stats = TailStats(size=f.seek(0, 2))
             return list(records_backward(f, stats, cap=cap))

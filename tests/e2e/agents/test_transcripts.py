@@ -79,11 +79,6 @@ def test_claude_code_transcript_errors_request_compaction(
     assert transcript["compactions"]["count"] == 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 21 point 2: the Task tools' list (TaskCreate/TaskUpdate, "
-    "$CLAUDE_CONFIG_DIR/tasks/<session>/1.json) is not read: transcript['todos'] is None",
-)
 def test_claude_code_task_list(claude_session: tuple[Workspace, dict[str, Any]]) -> None:
     _, transcript = claude_session
     assert transcript["todos"] == [{"content": "Extract contract 001", "status": "in_progress"}]
@@ -131,13 +126,6 @@ def transcript_section(body: str) -> str:
     return body[start : start + 400] if start >= 0 else "(no transcript section)"
 
 
-FRESH_START = (
-    "issue 21 point 1: on SessionStart `startup` the hook's transcript_path names the new "
-    "session, which has no conversation yet; the brief says nothing about the session before"
-)
-
-
-@pytest.mark.xfail(strict=True, reason=FRESH_START)
 def test_claude_code_fresh_start_reports_the_session_before(workspace: Workspace) -> None:
     ws = workspace
     ws.write_goal("Startup-marker-c1a7 extract the contracts")
@@ -152,7 +140,6 @@ def test_claude_code_fresh_start_reports_the_session_before(workspace: Workspace
     assert MISSING in body and PROMPT in body, transcript_section(body)
 
 
-@pytest.mark.xfail(strict=True, reason=FRESH_START)
 def test_codex_fresh_start_reports_the_session_before(workspace: Workspace) -> None:
     ws = workspace
     ws.write_goal("Startup-marker-c1a7 extract the contracts")
