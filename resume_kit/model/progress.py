@@ -160,6 +160,15 @@ def why_next(progress: Progress, unit: Unit) -> str:
         return "it is in progress"
     if unit.status == "done":
         return "it was asked for explicitly"
+    # a unit a batch tried keeps its status (to do) and its failure: say so
+    failed = (
+        f"; its last verification failed ({unit.last_failure.repeats}x)"
+        if unit.last_failure
+        else ""
+    )
     if unit.after:
-        return f"it is the first unit still to do whose dependencies ({', '.join(unit.after)}) are done"
-    return "it is the first unit still to do"
+        return (
+            f"it is the first unit still to do whose dependencies ({', '.join(unit.after)}) "
+            f"are done{failed}"
+        )
+    return f"it is the first unit still to do{failed}"

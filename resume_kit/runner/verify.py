@@ -563,8 +563,11 @@ def record(
     timeout_s: float,
     *,
     txn: Transaction = transaction,
+    start: bool = True,
 ) -> Outcome:
-    """Write the outcome of a finished (not interrupted) run into progress.yaml."""
+    """Write the outcome of a finished (not interrupted) run into progress.yaml. A failure
+    marks the unit in progress only when ``start`` (someone chose to work on it: verify-next);
+    a batch (``run``) leaves a unit still to do as it was, with its ``last_failure``."""
     outcome = Outcome(unit_id=unit.id, command=command, result=result, log=log, recorded=False)
     with txn(layout) as doc:
         current = doc.progress.unit(unit.id)
@@ -583,7 +586,8 @@ def record(
             current.last_failure = None
             outcome.evidence = current.evidence
         else:
-            current.status = "in_progress"
+            if start or current.status == "done":
+                current.status = "in_progress"
             current.evidence = None
             current.last_failure = build_failure(result, current.last_failure, timeout_s)
             outcome.failure = current.last_failure
@@ -619,8 +623,10 @@ def verify_unit(
     stop: threading.Event | None = None,
     on_tick: Callable[[float, str], None] | None = None,
     txn: Transaction = transaction,
+    start: bool = True,
 ) -> Outcome:
-    """Run ``unit.verify`` and record the result; an interrupted run records nothing."""
+    """Run ``unit.verify`` and record the result (``start``: see :func:`record`); an
+    interrupted run records nothing."""
     command = unit.verify
     if command is None:
         raise ValueError(f"unit {unit.id} has no verify command")
@@ -641,4 +647,4 @@ def verify_unit(
         return Outcome(unit_id=unit.id, command=command, result=result, log=log, recorded=False)
     # Facts about the workspace are taken as the command left it, before waiting for the lock.
     state = workspace_state(layout.root, unit) if result.passed else None
-    return record(layout, unit, command, result, state, log, timeout_s, txn=txn)
+    return record(layout, unit, command, result, state, log, timeout_s, txn=txn, start=start)
