@@ -93,7 +93,7 @@ class DoneGroup:
 
     ids: list[str]
     ids_md: str
-    evidence_md: str  # "verified 5 h–2 d ago at `3f2a9c1`" or "no evidence"
+    evidence_md: str  # "verified 5 h–2 d ago at `3f2a9c1`"
 
 
 @dataclass
@@ -101,8 +101,9 @@ class ProgressPart:
     done: int
     total: int
     counts: dict[str, int]
-    done_groups: list[DoneGroup]
+    done_groups: list[DoneGroup]  # verified units only
     blocked_ids: list[str]
+    claimed_ids: list[str] = field(default_factory=list)  # done without evidence: not verified
 
 
 @dataclass
@@ -213,17 +214,15 @@ class Brief:
 
 def _progress_part(progress: Progress, now: dt.datetime) -> ProgressPart:
     counts = progress.counts()
-    done_units = [u for u in progress.units if u.status == "done"]
+    done_units = [u for u in progress.units if u.status == "done" and u.evidence is not None]
     groups: list[DoneGroup] = []
     by_id = {u.id: u for u in done_units}
     for run in collapse_ids([u.id for u in done_units]):
         ages: list[float] = []
         commits: list[str] = []
-        missing = 0
         for unit_id in run:
             evidence = by_id[unit_id].evidence
             if evidence is None:
-                missing += 1
                 continue
             then = parse_utc(evidence.verified_at)
             if then is not None:
@@ -238,8 +237,6 @@ def _progress_part(progress: Progress, now: dt.datetime) -> ProgressPart:
             shown = ", ".join(code_span(c) for c in commits[:2])
             more = f" +{len(commits) - 2}" if len(commits) > 2 else ""
             parts.append(f"at {shown}{more}")
-        if missing:
-            parts.append("no evidence" if missing == len(run) else f"{missing} without evidence")
         groups.append(DoneGroup(ids=run, ids_md=range_md(run), evidence_md="; ".join(parts)))
     return ProgressPart(
         done=counts["done"],
@@ -247,6 +244,7 @@ def _progress_part(progress: Progress, now: dt.datetime) -> ProgressPart:
         counts=counts,
         done_groups=groups,
         blocked_ids=[u.id for u in progress.units if u.status == "blocked"],
+        claimed_ids=[u.id for u in progress.units if u.status == "done" and u.evidence is None],
     )
 
 

@@ -92,7 +92,7 @@ def _done_unit_findings(
         return [
             finding(
                 "DONE_UNVERIFIED",
-                f"{unit.id}: marked done but never verified (no evidence); "
+                f"{unit.id}: claimed done (not verified): resume-kit never saw its check pass; "
                 "run `resume-kit verify-next --stale`",
                 unit.id,
             )

@@ -122,3 +122,49 @@ def test_run_keep_going_leaves_failed_units_to_do_and_the_trailer_names_the_star
     # verify-next is someone choosing a unit: its failure does mark it in progress
     assert cli("verify-next", "--unit", "f2", env=TRUST).code == 1
     assert load(repo).require_unit("f2").status == "in_progress"
+
+
+# ----------------------------------------------------------------------- 7: claimed is not verified
+
+
+def test_imported_checked_items_are_claimed_not_verified_everywhere(
+    repo: Path,
+    cli,  # type: ignore[no-untyped-def]
+) -> None:
+    (repo / "tasks.md").write_text(
+        "# Ship it\n- [x] Write the parser\n- [x] Write the docs\n- [ ] Release\n"
+    )
+    assert cli("init", "--import", "tasks.md").code == 0
+    status = cli("status")
+    assert status.code == 0, status.stderr
+    rows = {line.split()[0]: line for line in status.stdout.splitlines() if line.strip()}
+    assert "claimed done" in rows["write-the-parser"] and "not verified" in rows["write-the-parser"]
+    unverified = findings(cli, "DONE_UNVERIFIED")
+    assert [f["unit"] for f in unverified] == ["write-the-parser", "write-the-docs"]
+    assert all("claimed done (not verified)" in f["message"] for f in unverified)
+
+    brief = cli("brief")
+    assert brief.code == 0, brief.stderr
+    text = brief.stdout
+    assert "Done (verified, do not redo)" not in text and "no evidence" not in text
+    claimed = next(line for line in text.splitlines() if line.startswith("Claimed done"))
+    assert "write-the-parser" in claimed and "write-the-docs" in claimed
+    assert "2 of them only claimed, not verified" in text
+    data = json.loads(cli("brief", "--format", "json").stdout)
+    assert data["progress"]["claimed"] == ["write-the-parser", "write-the-docs"]
+    assert data["progress"]["done_ranges"] == []
+
+    # once resume-kit sees the check pass, the unit is verified, not claimed
+    progress_file = repo / ".resume-kit" / "progress.yaml"
+    progress_file.write_text(
+        progress_file.read_text().replace(
+            "title: Write the parser\n", "title: Write the parser\n    verify: 'true'\n", 1
+        )
+    )
+    assert "verify: 'true'" in progress_file.read_text()
+    assert cli("verify-next", "--stale", env=TRUST).code == 0
+    text = cli("brief").stdout
+    done = next(line for line in text.splitlines() if line.startswith("Done (verified"))
+    assert "write-the-parser" in done and "write-the-docs" not in done
+    claimed = next(line for line in text.splitlines() if line.startswith("Claimed done"))
+    assert "write-the-docs" in claimed and "write-the-parser" not in claimed
