@@ -703,6 +703,8 @@ def _next_part(
         bits = [b for b in (when, f"exit {failure.exit_code}") if b]
         if failure.repeats > 1:
             bits.append(f"same error {failure.repeats}x in a row")
+        if failure.reruns:
+            bits.append(f"then {failure.reruns} plain re-run(s) with nothing changed")
         failure_md = ", ".join(bits)
         failure_lines = block_lines(failure.excerpt or "")[-20:]
     verify_lines = block_lines(unit.verify, 2000) if unit.verify else None
@@ -723,6 +725,7 @@ def _next_part(
             "exit_code": failure.exit_code,
             "signature": failure.signature,
             "repeats": failure.repeats,
+            "reruns": failure.reruns,
             "excerpt": redacted(failure.excerpt or ""),
         },
         "stuck": stuck,

@@ -47,7 +47,10 @@ def _failure_text(unit: Unit) -> str:
 
     excerpt = failure.excerpt.strip().splitlines()[-1] if failure.excerpt.strip() else ""
     excerpt = squash(excerpt, 60)
-    return f"{failure.repeats}x exit {failure.exit_code}" + (f": {excerpt}" if excerpt else "")
+    reruns = f" +{failure.reruns} re-run" if failure.reruns else ""
+    return f"{failure.repeats}x{reruns} exit {failure.exit_code}" + (
+        f": {excerpt}" if excerpt else ""
+    )
 
 
 def unit_rows(progress: Progress, findings: list[Finding], now: str) -> list[Row]:

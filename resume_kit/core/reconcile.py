@@ -151,7 +151,8 @@ def _stuck(unit: Unit) -> Finding | None:
     excerpt = _data(failure.excerpt.splitlines()[-1], 100) if failure.excerpt.strip() else ""
     return finding(
         "UNIT_STUCK",
-        f"{unit.id}: failed {failure.repeats} times in a row with the same error"
+        f"{unit.id}: failed {failure.repeats} times in a row with the same error, with changes "
+        "between the attempts"
         + (f" ({excerpt})" if excerpt else f" (exit {failure.exit_code})")
         + "; change the approach instead of re-running it",
         unit.id,

@@ -36,7 +36,7 @@ UNIT_KEYS = (
     "last_failure",
 )
 EVIDENCE_KEYS = ("verified_at", "commit", "dirty", "fingerprint", "duration_s", "log")
-FAILURE_KEYS = ("at", "exit_code", "signature", "repeats", "excerpt")
+FAILURE_KEYS = ("at", "exit_code", "signature", "repeats", "excerpt", "state", "reruns")
 ACTION_KEYS = ("key", "description", "status", "at")
 
 
@@ -55,8 +55,12 @@ class LastFailure:
     at: str
     exit_code: int
     signature: str
-    repeats: int = 1
+    repeats: int = 1  # attempts with this signature, each after a change (UNIT_STUCK counts these)
     excerpt: str = ""
+    # what the next failure is compared against: a hash of HEAD, the changed files and the
+    # unit's fingerprint at this attempt (None in files written before it was recorded)
+    state: str | None = None
+    reruns: int = 0  # plain re-runs since: same error, nothing changed in between
 
 
 @dataclass

@@ -168,3 +168,49 @@ def test_imported_checked_items_are_claimed_not_verified_everywhere(
     assert "write-the-parser" in done and "write-the-docs" not in done
     claimed = next(line for line in text.splitlines() if line.startswith("Claimed done"))
     assert "write-the-docs" in claimed and "write-the-parser" not in claimed
+
+
+# ----------------------------------------------------------------------- 6: stuck means stuck
+
+
+def test_plain_re_runs_are_not_stuck_but_changed_attempts_are(
+    repo: Path,
+    cli,  # type: ignore[no-untyped-def]
+) -> None:
+    cli("init", "--goal", "g")
+    cli("add", "Parse", "--verify", "echo 'error: KeyError party_b'; exit 1", "--id", "parse")
+    first = cli("verify-next", env=TRUST)
+    assert first.code == 1 and "plain re-run" not in first.stderr
+    for n in (1, 2, 3):
+        again = cli("verify-next", env=TRUST)
+        assert again.code == 1
+        assert f"a plain re-run ({n} so far" in again.stderr, again.stderr
+    failure = load(repo).require_unit("parse").last_failure
+    assert failure is not None and failure.repeats == 1 and failure.reruns == 3
+    assert failure.state is not None and failure.state.startswith("sha256:")
+    assert findings(cli, "UNIT_STUCK") == []
+    assert "+3 re-run" in cli("status").stdout
+
+    # an edit between attempts makes it a real retry: three of those are stuck
+    for n in (2, 3):
+        (repo / "parser.py").write_text(f"attempt {n}\n")
+        assert cli("verify-next", env=TRUST).code == 1
+        failure = load(repo).require_unit("parse").last_failure
+        assert failure is not None and failure.repeats == n and failure.reruns == 0
+    stuck = findings(cli, "UNIT_STUCK")
+    assert [f["unit"] for f in stuck] == ["parse"]
+
+    # a file written before the field existed still loads, and counts as before
+    path = repo / ".resume-kit" / "progress.yaml"
+    text = path.read_text()
+    old = "\n".join(
+        line for line in text.splitlines() if "state: " not in line and "reruns: " not in line
+    )
+    path.write_text(old + "\n")
+    assert cli("status").code == 0
+    assert cli("verify-next", env=TRUST).code == 1
+    failure = load(repo).require_unit("parse").last_failure
+    assert failure is not None and failure.repeats == 4 and failure.state is not None
+    path.write_text(path.read_text().replace("repeats: 4", "repeats: 4\n      reruns: -1"))
+    bad = cli("status")
+    assert bad.code == 2 and "last_failure has a value of the wrong type" in bad.stderr
