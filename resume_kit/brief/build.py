@@ -93,7 +93,7 @@ class DoneGroup:
 
     ids: list[str]
     ids_md: str
-    evidence_md: str  # "verified 5 h–2 d ago at `3f2a9c1`" or "no evidence"
+    evidence_md: str  # "verified 5 h–2 d ago at `3f2a9c1`"
 
 
 @dataclass
@@ -101,8 +101,9 @@ class ProgressPart:
     done: int
     total: int
     counts: dict[str, int]
-    done_groups: list[DoneGroup]
+    done_groups: list[DoneGroup]  # verified units only
     blocked_ids: list[str]
+    claimed_ids: list[str] = field(default_factory=list)  # done without evidence: not verified
 
 
 @dataclass
@@ -214,17 +215,15 @@ class Brief:
 
 def _progress_part(progress: Progress, now: dt.datetime) -> ProgressPart:
     counts = progress.counts()
-    done_units = [u for u in progress.units if u.status == "done"]
+    done_units = [u for u in progress.units if u.status == "done" and u.evidence is not None]
     groups: list[DoneGroup] = []
     by_id = {u.id: u for u in done_units}
     for run in collapse_ids([u.id for u in done_units]):
         ages: list[float] = []
         commits: list[str] = []
-        missing = 0
         for unit_id in run:
             evidence = by_id[unit_id].evidence
             if evidence is None:
-                missing += 1
                 continue
             then = parse_utc(evidence.verified_at)
             if then is not None:
@@ -239,8 +238,6 @@ def _progress_part(progress: Progress, now: dt.datetime) -> ProgressPart:
             shown = ", ".join(code_span(c) for c in commits[:2])
             more = f" +{len(commits) - 2}" if len(commits) > 2 else ""
             parts.append(f"at {shown}{more}")
-        if missing:
-            parts.append("no evidence" if missing == len(run) else f"{missing} without evidence")
         groups.append(DoneGroup(ids=run, ids_md=range_md(run), evidence_md="; ".join(parts)))
     return ProgressPart(
         done=counts["done"],
@@ -248,6 +245,7 @@ def _progress_part(progress: Progress, now: dt.datetime) -> ProgressPart:
         counts=counts,
         done_groups=groups,
         blocked_ids=[u.id for u in progress.units if u.status == "blocked"],
+        claimed_ids=[u.id for u in progress.units if u.status == "done" and u.evidence is None],
     )
 
 
@@ -739,6 +737,8 @@ def _next_part(
         bits = [b for b in (when, f"exit {failure.exit_code}") if b]
         if failure.repeats > 1:
             bits.append(f"same error {failure.repeats}x in a row")
+        if failure.reruns:
+            bits.append(f"then {failure.reruns} plain re-run(s) with nothing changed")
         failure_md = ", ".join(bits)
         failure_lines = block_lines(failure.excerpt or "")[-20:]
     verify_lines = block_lines(unit.verify, 2000) if unit.verify else None
@@ -759,6 +759,7 @@ def _next_part(
             "exit_code": failure.exit_code,
             "signature": failure.signature,
             "repeats": failure.repeats,
+            "reruns": failure.reruns,
             "excerpt": redacted(failure.excerpt or ""),
         },
         "stuck": stuck,

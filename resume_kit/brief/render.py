@@ -149,8 +149,10 @@ def _progress_line(brief: Brief) -> str:
         )
         if part.counts.get(key)
     ]
+    claimed = len(part.claimed_ids)
     return (
         f"**{part.done}/{part.total} units done**"
+        + (f" ({claimed} of them only claimed, not verified)" if claimed else "")
         + (" · " + " · ".join(rest) if rest else "")
         + "."
     )
@@ -182,7 +184,18 @@ def _done_view(brief: Brief, limits: Limits, hidden: dict[str, int]) -> dict[str
             _note(hidden, "done list", len(part.blocked_ids))
         else:
             blocked_md = ranges_md(part.blocked_ids, limits.done_ranges)
-    return {"line": _progress_line(brief), "done_md": done_md, "blocked_md": blocked_md}
+    claimed_md = None
+    if part.claimed_ids:
+        if limits.done_ranges == 0:
+            _note(hidden, "done list", len(part.claimed_ids))
+        else:
+            claimed_md = ranges_md(part.claimed_ids, limits.done_ranges)
+    return {
+        "line": _progress_line(brief),
+        "done_md": done_md,
+        "blocked_md": blocked_md,
+        "claimed_md": claimed_md,
+    }
 
 
 def _paths_view(
@@ -596,6 +609,7 @@ def _json_data(
             "counts": part.counts,
             "done_ranges": [[g.ids[0], g.ids[-1], len(g.ids)] for g in groups],
             "blocked": part.blocked_ids,
+            "claimed": part.claimed_ids,
         },
         "workspace": ws,
         "findings": [

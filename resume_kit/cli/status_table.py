@@ -26,12 +26,17 @@ def _evidence_text(unit: Unit, now: str) -> str:
     from resume_kit.core.timeutil import age as age_of
 
     if unit.evidence is None:
-        return "none" if unit.status == "done" else ""
+        return "not verified" if unit.status == "done" else ""
     ev = unit.evidence
     age = age_of(ev.verified_at, now) or ev.verified_at or "?"
     commit = short_sha(ev.commit)
     text = f"{age} · {commit}" if commit else age
     return text + (" (dirty)" if ev.dirty else "")
+
+
+def status_text(unit: Unit) -> str:
+    """A done unit without evidence is a claim (an import's ``[x]``, a hand edit), not a result."""
+    return "claimed done" if unit.status == "done" and unit.evidence is None else unit.status
 
 
 def _failure_text(unit: Unit) -> str:
@@ -42,7 +47,10 @@ def _failure_text(unit: Unit) -> str:
 
     excerpt = failure.excerpt.strip().splitlines()[-1] if failure.excerpt.strip() else ""
     excerpt = squash(excerpt, 60)
-    return f"{failure.repeats}x exit {failure.exit_code}" + (f": {excerpt}" if excerpt else "")
+    reruns = f" +{failure.reruns} re-run" if failure.reruns else ""
+    return f"{failure.repeats}x{reruns} exit {failure.exit_code}" + (
+        f": {excerpt}" if excerpt else ""
+    )
 
 
 def unit_rows(progress: Progress, findings: list[Finding], now: str) -> list[Row]:
@@ -51,7 +59,7 @@ def unit_rows(progress: Progress, findings: list[Finding], now: str) -> list[Row
 
     # every field comes from the progress file: one printable line each
     rows_of = [
-        Row(shown(u.id), shown(u.title), shown(u.status), shown(_evidence_text(u, now)),
+        Row(shown(u.id), shown(u.title), shown(status_text(u)), shown(_evidence_text(u, now)),
             shown(_failure_text(u)))
         for u in progress.units
     ]  # fmt: skip

@@ -96,7 +96,7 @@ def _done_unit_findings(
         return [
             finding(
                 "DONE_UNVERIFIED",
-                f"{unit.id}: marked done but never verified (no evidence); "
+                f"{unit.id}: claimed done (not verified): resume-kit never saw its check pass; "
                 "run `resume-kit verify-next --stale`",
                 unit.id,
             )
@@ -185,7 +185,8 @@ def _stuck(unit: Unit) -> Finding | None:
     excerpt = _data(failure.excerpt.splitlines()[-1], 100) if failure.excerpt.strip() else ""
     return finding(
         "UNIT_STUCK",
-        f"{unit.id}: failed {failure.repeats} times in a row with the same error"
+        f"{unit.id}: failed {failure.repeats} times in a row with the same error, with changes "
+        "between the attempts"
         + (f" ({excerpt})" if excerpt else f" (exit {failure.exit_code})")
         + "; change the approach instead of re-running it",
         unit.id,

@@ -53,7 +53,8 @@ def _translate(pattern: str, broad: bool) -> str:
         if char in "*?":
             out.append(table[char + "start" if start else char])
         elif char == "[" and (end := _class_end(pattern, i, broad)) != -1:
-            body = pattern[i + 1 : end].replace("\\", "\\\\")
+            # "[" inside a class is literal in glob; unescaped, re warns of a nested set
+            body = pattern[i + 1 : end].replace("\\", "\\\\").replace("[", "\\[")
             out.append("[^" + body[1:] + "]" if body.startswith("!") else f"[{body}]")
             i = end
         else:

@@ -36,7 +36,7 @@ UNIT_KEYS = (
     "last_failure",
 )
 EVIDENCE_KEYS = ("verified_at", "commit", "dirty", "fingerprint", "duration_s", "log")
-FAILURE_KEYS = ("at", "exit_code", "signature", "repeats", "excerpt")
+FAILURE_KEYS = ("at", "exit_code", "signature", "repeats", "excerpt", "state", "reruns")
 ACTION_KEYS = ("key", "description", "status", "at")
 
 
@@ -55,8 +55,12 @@ class LastFailure:
     at: str
     exit_code: int
     signature: str
-    repeats: int = 1
+    repeats: int = 1  # attempts with this signature, each after a change (UNIT_STUCK counts these)
     excerpt: str = ""
+    # what the next failure is compared against: a hash of HEAD, the changed files and the
+    # unit's fingerprint at this attempt (None in files written before it was recorded)
+    state: str | None = None
+    reruns: int = 0  # plain re-runs since: same error, nothing changed in between
 
 
 @dataclass
@@ -160,6 +164,15 @@ def why_next(progress: Progress, unit: Unit) -> str:
         return "it is in progress"
     if unit.status == "done":
         return "it was asked for explicitly"
+    # a unit a batch tried keeps its status (to do) and its failure: say so
+    failed = (
+        f"; its last verification failed ({unit.last_failure.repeats}x)"
+        if unit.last_failure
+        else ""
+    )
     if unit.after:
-        return f"it is the first unit still to do whose dependencies ({', '.join(unit.after)}) are done"
-    return "it is the first unit still to do"
+        return (
+            f"it is the first unit still to do whose dependencies ({', '.join(unit.after)}) "
+            f"are done{failed}"
+        )
+    return f"it is the first unit still to do{failed}"

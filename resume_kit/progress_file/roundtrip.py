@@ -96,6 +96,10 @@ def to_data(progress: Progress) -> dict[str, Any]:
                 "repeats": lf.repeats,
                 "excerpt": lf.excerpt,
             }
+            if lf.state is not None:
+                data["last_failure"]["state"] = lf.state
+            if lf.reruns:
+                data["last_failure"]["reruns"] = lf.reruns
         return data
 
     data: dict[str, Any] = {

@@ -178,6 +178,13 @@ def _evidence(raw: Any, label: str, line: int | None, problems: _Problems) -> Ev
     return evidence
 
 
+def _count(value: Any) -> int:
+    """A count that is not negative (a bool or text is the wrong type)."""
+    if type(value) is not int or value < 0:
+        raise ValueError(value)
+    return value
+
+
 def _failure(raw: Any, label: str, line: int | None, problems: _Problems) -> LastFailure | None:
     if not _nested_mapping(raw, "last_failure", FAILURE_KEYS, label, line, problems):
         return None
@@ -194,6 +201,8 @@ def _failure(raw: Any, label: str, line: int | None, problems: _Problems) -> Las
             signature=text("signature"),
             repeats=int(raw.get("repeats", 1)),
             excerpt=text("excerpt"),
+            state=text("state") or None,
+            reruns=_count(raw.get("reruns", 0)),
         )
     except (TypeError, ValueError):
         problems.add(line, f"{label}: last_failure has a value of the wrong type")
@@ -476,19 +485,23 @@ def _evidence_from_cache(raw: Any) -> Evidence | None:
 
 
 def _failure_from_cache(raw: Any) -> LastFailure | None:
-    if type(raw) is not dict or raw.keys() != _FAILURE_KEY_SET:
+    if type(raw) is not dict or not _FAILURE_BASE_KEYS <= raw.keys() <= _FAILURE_KEY_SET:
         return None
     at, code, signature = raw["at"], raw["exit_code"], raw["signature"]
     repeats, excerpt = raw["repeats"], raw["excerpt"]
+    state, reruns = raw.get("state"), raw.get("reruns", 0)
     if (
         type(at) is not str
         or type(code) is not int
         or type(signature) is not str
         or type(repeats) is not int
         or type(excerpt) is not str
+        or (state is not None and type(state) is not str)
+        or type(reruns) is not int
+        or reruns < 0
     ):
         return None
-    return LastFailure(at, code, signature, repeats, excerpt)
+    return LastFailure(at, code, signature, repeats, excerpt, state, reruns)
 
 
 def _unit_from_cache(raw: Any) -> Unit | None:
@@ -543,6 +556,7 @@ def _action_from_cache(raw: Any) -> Action | None:
 _UNIT_KEY_SET = frozenset(UNIT_KEYS)
 _EVIDENCE_KEY_SET = frozenset(EVIDENCE_KEYS)
 _FAILURE_KEY_SET = frozenset(FAILURE_KEYS)
+_FAILURE_BASE_KEYS = frozenset(("at", "exit_code", "signature", "repeats", "excerpt"))
 _ACTION_KEY_SET = frozenset(ACTION_KEYS)
 
 

@@ -159,6 +159,7 @@ class Runner:
                 stop=stop,
                 on_tick=lambda elapsed, line: self.status.tick(unit.id, elapsed, line),
                 txn=self.store.transaction,
+                start=False,  # a failed unit stays to do: in progress means someone started it
             )
         finally:
             _worker.unit_id = None

@@ -511,6 +511,44 @@ def workspace_state(root: Path, unit: Unit) -> WorkspaceState:
     )
 
 
+def attempt_state(root: Path, unit: Unit) -> str:
+    """What a failed attempt ran against, to tell a retry after a change from a plain re-run:
+    a sha256 over HEAD, the changed and untracked paths outside ``.resume-kit/`` with their
+    contents, and the unit's fingerprint. Paths are read as the fingerprint reads artifacts
+    (inside the work tree only, no symlinked folder followed)."""
+    import hashlib
+    import json
+
+    from resume_kit.facts.fingerprint import fingerprint
+    from resume_kit.facts.git import parse_status_v2
+    from resume_kit.infra.gitcmd import run_git_bytes
+    from resume_kit.infra.paths import STATE_DIR
+
+    _, out, _ = run_git_bytes(
+        root, "status", "--porcelain=v2", "-z", "-uall", "--branch", check=False
+    )
+    status = parse_status_v2(out)
+    changed = sorted(
+        {
+            path
+            for entry in status["entries"]
+            if entry["kind"] in ("1", "2", "u", "?")
+            and (path := entry.get("path"))
+            and path != STATE_DIR
+            and not path.startswith(STATE_DIR + "/")
+        }
+    )
+    canonical = json.dumps(
+        [
+            status["oid"],
+            fingerprint(root, [], changed),
+            fingerprint(root, unit.files, unit.artifacts),
+        ],
+        separators=(",", ":"),
+    )
+    return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
+
+
 def stale_units(root: Path, progress: Progress) -> list[Unit]:
     """Done units whose evidence no longer matches the workspace (or that have none)."""
     from resume_kit.facts.fingerprint import fingerprint
@@ -541,14 +579,26 @@ class Outcome:
 
 
 def build_failure(
-    result: RunResult, previous: LastFailure | None, timeout_s: float, command: str | None = None
+    result: RunResult,
+    previous: LastFailure | None,
+    timeout_s: float,
+    command: str | None = None,
+    state: str | None = None,
 ) -> LastFailure:
+    """The failure record. A repeat of the previous error counts toward UNIT_STUCK only when
+    something changed since that attempt (``state``, see :func:`attempt_state`); an attempt
+    with nothing changed is a plain re-run, counted in ``reruns`` instead."""
     lines = error_excerpt(result.output_tail, command)
     exit_code = (
         124 if result.timed_out else (result.exit_code if result.exit_code is not None else 1)
     )
     signature = failure_signature(lines, result.exit_code, result.timed_out)
-    repeats = previous.repeats + 1 if previous and previous.signature == signature else 1
+    repeats, reruns = 1, 0
+    if previous is not None and previous.signature == signature:
+        if state is not None and previous.state == state:
+            repeats, reruns = previous.repeats, previous.reruns + 1
+        else:
+            repeats = previous.repeats + 1
     excerpt = lines
     if result.timed_out:
         excerpt = [*excerpt[-(EXCERPT_MAX_LINES - 1) :], f"timed out after {timeout_s:g}s"]
@@ -558,6 +608,8 @@ def build_failure(
         signature=signature,
         repeats=repeats,
         excerpt="\n".join(excerpt),
+        state=state,
+        reruns=reruns,
     )
 
 
@@ -571,8 +623,12 @@ def record(
     timeout_s: float,
     *,
     txn: Transaction = transaction,
+    start: bool = True,
+    attempt: str | None = None,
 ) -> Outcome:
-    """Write the outcome of a finished (not interrupted) run into progress.yaml."""
+    """Write the outcome of a finished (not interrupted) run into progress.yaml. A failure
+    marks the unit in progress only when ``start`` (someone chose to work on it: verify-next);
+    a batch (``run``) leaves a unit still to do as it was, with its ``last_failure``."""
     outcome = Outcome(unit_id=unit.id, command=command, result=result, log=log, recorded=False)
     with txn(layout) as doc:
         current = doc.progress.unit(unit.id)
@@ -591,9 +647,12 @@ def record(
             current.last_failure = None
             outcome.evidence = current.evidence
         else:
-            current.status = "in_progress"
+            if start or current.status == "done":
+                current.status = "in_progress"
             current.evidence = None
-            current.last_failure = build_failure(result, current.last_failure, timeout_s, command)
+            current.last_failure = build_failure(
+                result, current.last_failure, timeout_s, command, state=attempt
+            )
             outcome.failure = current.last_failure
         outcome.recorded = True
     return outcome
@@ -627,8 +686,10 @@ def verify_unit(
     stop: threading.Event | None = None,
     on_tick: Callable[[float, str], None] | None = None,
     txn: Transaction = transaction,
+    start: bool = True,
 ) -> Outcome:
-    """Run ``unit.verify`` and record the result; an interrupted run records nothing."""
+    """Run ``unit.verify`` and record the result (``start``: see :func:`record`); an
+    interrupted run records nothing."""
     command = unit.verify
     if command is None:
         raise ValueError(f"unit {unit.id} has no verify command")
@@ -649,4 +710,7 @@ def verify_unit(
         return Outcome(unit_id=unit.id, command=command, result=result, log=log, recorded=False)
     # Facts about the workspace are taken as the command left it, before waiting for the lock.
     state = workspace_state(layout.root, unit) if result.passed else None
-    return record(layout, unit, command, result, state, log, timeout_s, txn=txn)
+    attempt = None if result.passed else attempt_state(layout.root, unit)
+    return record(
+        layout, unit, command, result, state, log, timeout_s, txn=txn, start=start, attempt=attempt
+    )

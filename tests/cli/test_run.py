@@ -231,10 +231,9 @@ def test_jobs_4_gives_the_same_final_state_as_jobs_1(tmp_path: Path) -> None:
     assert state == _normalised_state(parallel)
     assert state["item-032"]["status"] == "todo"  # its dependency failed in this run
     assert state["item-031"]["status"] == "done"
-    assert {uid for uid, s in state.items() if s["status"] == "in_progress"} == {
-        "item-007",
-        "item-021",
-    }
+    # a failed unit keeps its status (to do): in progress means someone started it
+    assert not [uid for uid, s in state.items() if s["status"] == "in_progress"]
+    assert {uid for uid, s in state.items() if s["failure"]} == {"item-007", "item-021"}
     assert side_lines(serial / "side.txt") == side_lines(parallel / "side.txt")
 
 
@@ -367,8 +366,7 @@ def test_stops_at_the_first_failure_by_default(repo: Path) -> None:
     assert result.code == 1
     assert statuses(repo) == {
         "item-001": "done",
-        "item-002": "in_progress",
-        **{f"item-{n:03d}": "todo" for n in range(3, 7)},
+        **{f"item-{n:03d}": "todo" for n in range(2, 7)},
     }
     assert "failed: item-002 (exit 1): KeyError: party_2" in result.stderr
     assert "stopped at the first failure" in result.stderr
@@ -383,9 +381,9 @@ def test_keep_going_continues_up_to_max_failures(repo: Path) -> None:
     assert result.code == 1
     assert statuses(repo) == {
         "item-001": "done",
-        "item-002": "in_progress",
+        "item-002": "todo",
         "item-003": "done",
-        "item-004": "in_progress",
+        "item-004": "todo",
         "item-005": "todo",
         "item-006": "todo",
     }
@@ -394,7 +392,12 @@ def test_keep_going_continues_up_to_max_failures(repo: Path) -> None:
     unlimited = run_cli("run", "--keep-going", cwd=repo, env=TRUST_ALL)
     assert unlimited.code == 1
     assert statuses(repo)["item-006"] == "done"
-    assert [s for s in statuses(repo).values()].count("in_progress") == 3
+    assert [s for s in statuses(repo).values()].count("in_progress") == 0
+    assert [uid for uid, u in read_units(repo).items() if u["last_failure"]] == [
+        "item-002",
+        "item-004",
+        "item-005",
+    ]
     # Each failing unit ran once per run: never retried within a run.
     assert side_lines(repo / "tried.txt") == {"item-002": 2, "item-004": 2, "item-005": 1}
 

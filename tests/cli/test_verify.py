@@ -145,6 +145,7 @@ def test_failure_records_last_failure_and_counts_repeats(repo: Path, cli) -> Non
     assert len(excerpt) == 2
     assert len(str(failure["signature"])) == 64
 
+    (repo / "extract.py").write_text("a change between the attempts\n")  # a real retry
     second = cli("verify-next", env=TRUST_ALL)
     assert second.code == 1
     again = read_units(repo)["doc-001"]["last_failure"]

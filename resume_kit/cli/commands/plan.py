@@ -1,5 +1,6 @@
 """`plan --each GLOB`: one unit per matching file, its title, verify command and artifact filled
-in from the file's name; re-running adds only new files."""
+in from the file's name; each unit owns its file (``files``), so its fingerprint covers it;
+re-running adds only new files."""
 
 from __future__ import annotations
 
@@ -77,8 +78,28 @@ def _is_utf8(name: str) -> bool:
     return True
 
 
-def plan(each: str, title: str, verify: str, artifact: str | None, id_prefix: str) -> int:
+def _owned(rel: str, extra: list[str], values: dict[str, str]) -> list[str]:
+    """The unit's ``files``: its own path as a glob naming exactly that file (``glob.escape``:
+    a name holding ``*``, ``?`` or ``[`` would otherwise match other files), then ``--files``."""
+    owned = [glob.escape(rel)]
+    for pattern in extra:
+        expanded = _expand(pattern, values)
+        if expanded not in owned:
+            owned.append(expanded)
+    return owned
+
+
+def plan(
+    each: str,
+    title: str,
+    verify: str,
+    artifact: str | None,
+    id_prefix: str,
+    files: list[str] | None = None,
+    after: list[str] | None = None,
+) -> int:
     _check_command(verify)
+    extra, after = files or [], after or []
     layout = paths.find_layout()
     if id_prefix and not progress.ID_PATTERN.match(id_prefix + "x"):
         raise ResumeKitError(
@@ -117,6 +138,11 @@ def plan(each: str, title: str, verify: str, artifact: str | None, id_prefix: st
     with progress_io.transaction(layout) as doc:
         model = doc.progress
         taken = {u.id for u in model.units}
+        for dep in after:
+            if dep not in taken:
+                raise ResumeKitError(
+                    f"--after names unknown unit '{dep}'", hint="see `resume-kit status` for ids"
+                )
         for n, rel in enumerate(matches, start=1):
             unit_id = _plan_id(rel, id_prefix)
             if not unit_id or not progress.ID_PATTERN.match(unit_id):
@@ -132,7 +158,9 @@ def plan(each: str, title: str, verify: str, artifact: str | None, id_prefix: st
                 id=unit_id,
                 title=_expand(title, values),
                 verify=_check_command(_expand_command(verify, values)),
+                files=_owned(rel, extra, values),
                 artifacts=[_expand(artifact, values)] if artifact else [],
+                after=list(after),
             )
             model.units.append(unit)
             taken.add(unit_id)

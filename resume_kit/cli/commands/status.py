@@ -59,7 +59,13 @@ def _print_human(progress: Progress, snapshot: Snapshot, findings: list[Finding]
             if name == "last failure" and not failure_w:
                 continue
             table.add_column(name, no_wrap=True)
-        styles = {"done": "green", "in_progress": "yellow", "blocked": "red", "todo": ""}
+        styles = {
+            "done": "green",
+            "in_progress": "yellow",
+            "blocked": "red",
+            "todo": "",
+            "claimed done": "yellow",
+        }
         for row in rows:
             cells = [
                 Text(row.id),

@@ -42,6 +42,7 @@ def json_result(outcome: Outcome) -> dict[str, Any]:
     if outcome.failure is not None:
         data["excerpt"] = outcome.failure.excerpt.splitlines()
         data["repeats"] = outcome.failure.repeats
+        data["reruns"] = outcome.failure.reruns
     return data
 
 
@@ -67,6 +68,11 @@ def report(outcome: Outcome, layout: Layout) -> None:
     repeats = (
         f", same failure {failure.repeats}x running" if failure and failure.repeats > 1 else ""
     )
+    if failure and failure.reruns:
+        repeats += (
+            ", nothing changed since the last attempt: a plain re-run "
+            f"({failure.reruns} so far; not counted toward stuck)"
+        )
     say(f"{outcome.unit_id} {what} after {result.duration_s:.1f}s{repeats}")
     if failure and failure.excerpt:
         for line in failure.excerpt.splitlines():

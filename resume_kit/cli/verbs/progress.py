@@ -101,11 +101,24 @@ def plan(
     id_prefix: Annotated[
         str, typer.Option("--id-prefix", metavar="PREFIX", help="Put before each generated id.")
     ] = "",
+    files: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--files",
+            metavar="GLOB",
+            help="More files each unit owns besides its matched path, filled in like --title "
+            "(repeatable).",
+        ),
+    ] = None,
+    after: Annotated[
+        list[str] | None,
+        typer.Option("--after", metavar="ID", help="A unit every new unit waits for (repeatable)."),
+    ] = None,
 ) -> None:
-    """Add one unit per matching path; re-running adds only new paths."""
+    """Add one unit per matching path (which it owns); re-running adds only new paths."""
     from resume_kit.cli.commands import plan as cmd
 
-    exit_with(cmd.plan(each, title, verify, artifact, id_prefix))
+    exit_with(cmd.plan(each, title, verify, artifact, id_prefix, files or [], after or []))
 
 
 @app.command()
