@@ -204,6 +204,8 @@ class Brief:
     next: NextPart | None
     no_next_md: str | None  # why there is no next unit, and what to check
     generated_at: str
+    no_next_heading: str | None = None  # the last section's heading when no unit is next
+    meter_md: str | None = None  # the resource meter line (transcript tokens, compactions)
     snapshot_id: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -754,8 +756,9 @@ def _no_next(progress: Progress) -> str:
         )
     counts = progress.counts()
     if counts["done"] == total:
+        every = "The only unit is" if total == 1 else f"All {total} units are"
         return (
-            f"All {total} units are done and verified: there is nothing left to resume. "
+            f"{every} done and verified: there is nothing left to resume. "
             "If the warnings above say done work changed, run `resume-kit verify-next --stale`."
         )
     blocked = [u.id for u in progress.units if u.status == "blocked"]
@@ -769,6 +772,14 @@ def _no_next(progress: Progress) -> str:
         text + " Check with a person why they are blocked (`resume-kit status`); "
         "`resume-kit reset ID` puts a blocked unit back to to-do."
     )
+
+
+def _no_next_heading(progress: Progress) -> str:
+    if not progress.units:
+        return "No units yet"
+    if all(u.status == "done" for u in progress.units):
+        return "Finished"
+    return "Nothing can start now"
 
 
 def build_brief(
@@ -804,6 +815,7 @@ def build_brief(
         if next_unit is None
         else _next_part(progress, next_unit, findings, now, approved=approved),
         no_next_md=None if next_unit is not None else _no_next(progress),
+        no_next_heading=None if next_unit is not None else _no_next_heading(progress),
         generated_at=format_utc(now),
         snapshot_id=snapshot.get("id"),
     )
