@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from resume_kit.brief.build import (
+    BRIEF_SIZE,
     DATA_LABEL,
     SCHEMA_VERSION,
     Brief,
@@ -689,6 +690,7 @@ def _json_data(
             if brief.workspace.summary is not None and limits.summary
             else None
         ),
+        "meter": {**brief.extra.get("meter", {}), "brief_tokens": tokens},
         "tokens": tokens,
         "budget": budget,
         "dropped": dropped,
@@ -763,6 +765,9 @@ def render(
     counted = tok.upper_bound(text) > budget
     if exact and not counted:
         count, counted = tok.count_tokens(text), True
+    if BRIEF_SIZE in text:  # the meter states the brief's own size (a digit or two less)
+        size = count if counted else tok.count_tokens(text)
+        text = text.replace(BRIEF_SIZE, f"{size:,}")
     dropped = [name for name in _DETAIL_ORDER if hidden.get(name)]
     if max_chars is not None and len(text) > max_chars:
         cut = text[: max_chars - 200].rsplit("\n", 1)[0]

@@ -300,7 +300,7 @@ def test_done_ids_are_the_last_thing_cut_and_every_cut_is_named(
         line = next(x for x in text.splitlines() if x.startswith("Left out to fit"))
         for kind in rendered.dropped:
             assert kind in line
-        assert "`resume-kit" in line or "`git status`" in line  # where to find it
+        assert "(`" in line or "(see `" in line  # where to find it: a command or the log
     else:
         assert "Left out to fit" not in text
     if rendered.fits:
@@ -352,3 +352,25 @@ def test_hook_answer_fits_both_agents_caps_by_the_same_order() -> None:
     assert tokens.count_tokens(context) <= HOOK_MAX_TOKENS
     assert "brief cut at the hook's size limit" not in context  # cut by the ladder, not the end
     assert "Left out to fit" in context and "**Rule:**" in context
+
+
+def test_the_resource_meter_is_one_line_and_json_fields() -> None:
+    brief = _brief(trouble)  # transcript: 180,000 tokens, 2 compactions, the last at 07:40
+    rendered = render(brief, "markdown", 1500, exact_tokens=True)
+    lines = [x for x in rendered.text.splitlines() if "Resources:" in x]
+    assert len(lines) == 1
+    assert "session 180,000 tokens (context 150,000)" in lines[0]
+    assert "compacted 2x" in lines[0] and "after `doc-041` passed" in lines[0]
+    assert f"this brief {rendered.tokens:,} tokens" in lines[0]
+    assert "Context compacted" not in rendered.text  # said once, in the meter
+    data = json.loads(render(brief, "json", 1500).text)
+    assert data["meter"] == {
+        "transcript_tokens": 180_000,
+        "context_tokens": 150_000,
+        "compactions": 2,
+        "last_compaction_at": "2026-11-29T07:40:00Z",
+        "compacted_since_last_pass": True,
+        "last_pass_unit": "doc-041",
+        "brief_tokens": data["tokens"],
+    }
+    assert "Resources:" not in render(_brief(interrupted), "markdown", 1500).text  # no transcript
