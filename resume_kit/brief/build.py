@@ -206,6 +206,8 @@ class Brief:
     next: NextPart | None
     no_next_md: str | None  # why there is no next unit, and what to check
     generated_at: str
+    no_next_heading: str | None = None  # the last section's heading when no unit is next
+    meter_md: str | None = None  # the resource meter line (transcript tokens, compactions)
     snapshot_id: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -515,19 +517,6 @@ def _transcript_part(snapshot: Snapshot, now: dt.datetime) -> TranscriptPart | N
                 redacted(request),
             )
         )
-    compactions = raw.get("compactions") or {}
-    count = compactions.get("count") or 0
-    if count:
-        when = age(compactions.get("last_at"), now)
-        items.append(
-            TranscriptItem(
-                "compactions",
-                f"Context compacted {count} time{'s' if count != 1 else ''}"
-                + (f" (last {when})" if when else "")
-                + ": details from before it may be missing.",
-                {"count": count, "last_at": compactions.get("last_at")},
-            )
-        )
     if todos:
         by_status: dict[str, int] = {}
         for todo in todos:
@@ -547,6 +536,61 @@ _SUMMARY_FIELDS = (
     ("todo", "To do"),
     ("references", "References"),
 )
+
+
+BRIEF_SIZE = "@@BRIEF_TOKENS@@"  # replaced by the rendered brief's own size
+
+
+def _number(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def meter(
+    snapshot: Snapshot, now: dt.datetime, passed: tuple[dt.datetime, str] | None
+) -> tuple[str | None, dict[str, Any]]:
+    """The resource meter: the session's tokens and compactions from the transcript, measured
+    against the last verified unit, as one Markdown line and as JSON fields."""
+    raw = snapshot.get("transcript")
+    data: dict[str, Any] = {
+        "transcript_tokens": None,
+        "context_tokens": None,
+        "compactions": 0,
+        "last_compaction_at": None,
+        "compacted_since_last_pass": None,
+        "last_pass_unit": passed[1] if passed else None,
+    }
+    if raw is None:
+        return None, data
+    used = raw.get("tokens") or {}
+    total = _number(used.get("total")) if isinstance(used, Mapping) else None
+    context = _number(used.get("last_context")) if isinstance(used, Mapping) else None
+    compactions = raw.get("compactions") or {}
+    count = _number(compactions.get("count")) or 0
+    last_at = compactions.get("last_at")
+    data.update(
+        transcript_tokens=total,
+        context_tokens=context,
+        compactions=count,
+        last_compaction_at=last_at,
+    )
+    parts: list[str] = []
+    if total is not None:
+        parts.append(f"session {total:,} tokens" + (f" (context {context:,})" if context else ""))
+    if count:
+        when = age(last_at, now)
+        text = f"compacted {count}x" + (f", last {when}" if when else "")
+        compacted = parse_utc(last_at)
+        if passed is not None and compacted is not None:
+            since = compacted > passed[0]
+            data["compacted_since_last_pass"] = since
+            text += f", {'after' if since else 'before'} {code(passed[1])} passed"
+        if data["compacted_since_last_pass"] is not False:
+            text += " (details from before it may be missing)"
+        parts.append(text)
+    else:
+        parts.append("no compaction")
+    parts.append(f"this brief {BRIEF_SIZE} tokens")
+    return "Resources: " + "; ".join(parts) + ".", data
 
 
 def _summary_part(summary: Any) -> SummaryPart | None:
@@ -789,8 +833,9 @@ def _no_next(progress: Progress) -> str:
         )
     counts = progress.counts()
     if counts["done"] == total:
+        every = "The only unit is" if total == 1 else f"All {total} units are"
         return (
-            f"All {total} units are done and verified: there is nothing left to resume. "
+            f"{every} done and verified: there is nothing left to resume. "
             "If the warnings above say done work changed, run `resume-kit verify-next --stale`."
         )
     blocked = [u.id for u in progress.units if u.status == "blocked"]
@@ -804,6 +849,14 @@ def _no_next(progress: Progress) -> str:
         text + " Check with a person why they are blocked (`resume-kit status`); "
         "`resume-kit reset ID` puts a blocked unit back to to-do."
     )
+
+
+def _no_next_heading(progress: Progress) -> str:
+    if not progress.units:
+        return "No units yet"
+    if all(u.status == "done" for u in progress.units):
+        return "Finished"
+    return "Nothing can start now"
 
 
 def build_brief(
@@ -824,6 +877,7 @@ def build_brief(
         now = parse_utc(snapshot.get("created_at")) or dt.datetime.now(dt.timezone.utc)
     next_unit = pick_next(progress)
     approved = next_approved or next_unit is None or not next_unit.verify
+    meter_md, meter_data = meter(snapshot, now, latest_pass(progress))
     if not approved and next_unit is not None:
         findings = [*findings, needs_approval(next_unit.id)]
     return Brief(
@@ -839,6 +893,9 @@ def build_brief(
         if next_unit is None
         else _next_part(progress, next_unit, findings, now, approved=approved),
         no_next_md=None if next_unit is not None else _no_next(progress),
+        no_next_heading=None if next_unit is not None else _no_next_heading(progress),
         generated_at=format_utc(now),
         snapshot_id=snapshot.get("id"),
+        meter_md=meter_md,
+        extra={"meter": meter_data},
     )

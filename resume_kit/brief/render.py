@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from resume_kit.brief.build import (
+    BRIEF_SIZE,
     DATA_LABEL,
     SCHEMA_VERSION,
     Brief,
@@ -43,7 +44,12 @@ if TYPE_CHECKING:
 FORMATS = ("markdown", "json", "claude-hook")
 TEMPLATE_NAME = "brief.md.j2"
 _T = TypeVar("_T")
-HOOK_MAX_CHARS = 49_000  # Claude Code does not inject additionalContext over 50,000 characters
+# The hook answer fits both agents' caps: Claude Code 2.1.332 injects at most 10,000 characters
+# of additionalContext (a longer one becomes a 2 KB preview); Codex 0.171.0 spills a context
+# over its additionalContextLimit (default 2,500 tokens) to a file.
+HOOK_MAX_CHARS = 10_000
+HOOK_MAX_TOKENS = 2_500
+TESTS_WARNING = "TESTS_FAILING"
 
 
 @dataclass(frozen=True)
@@ -56,43 +62,53 @@ class Limits:
     summary: bool = True
     log_lines: int = 30
     transcript: int | None = None
-    tests: int = 10
+    tests: int = 3
     ledger: int | None = 20
     warning_ranges: int | None = 12
+    warning_text: bool = True
     failure_lines: int = 20
+    next_details: bool = True
     facts: tuple[str, ...] = ("branch", "operation", "changes", "stash")
 
 
 def _ladder() -> list[tuple[str, Limits]]:
-    """Levels from everything to the minimum, each named after the detail it cuts."""
+    """Levels from everything to the minimum, each named after the detail it cuts.
+
+    The priority order (docs/brief.md): repetitive material goes first (over 40 runs of done
+    ids, log lines, long id lists), then detail that a command shows in full, and the done ids
+    (collapsed into ranges) last of all: they say what not to redo.
+    """
     steps: list[tuple[str, dict[str, Any]]] = [
-        ("done list", {"done_ranges": 40}),
-        ("done list", {"done_evidence": False}),
-        ("done list", {"done_ranges": 12}),
-        ("done list", {"done_ranges": 4}),
-        ("done list", {"done_ranges": 0}),
+        ("done ids", {"done_ranges": 40}),
+        ("log lines", {"log_lines": 12}),
+        ("log lines", {"log_lines": 5}),
+        ("log lines", {"log_lines": 2}),
+        ("log lines", {"log_lines": 0}),
+        ("warning ids", {"warning_ranges": 4}),
+        ("warning ids", {"warning_ranges": 1}),
+        ("tests", {"tests": 1}),
         ("paths", {"paths": 12}),
         ("paths", {"paths": 5}),
         ("paths", {"paths": 2}),
         ("paths", {"paths": 0}),
         ("summary", {"summary": False}),
-        ("log lines", {"log_lines": 12}),
-        ("log lines", {"log_lines": 5}),
-        ("log lines", {"log_lines": 2}),
-        ("log lines", {"log_lines": 0}),
         ("transcript", {"transcript": 3}),
         ("transcript", {"transcript": 1}),
         ("transcript", {"transcript": 0}),
-        ("tests", {"tests": 3}),
+        ("done evidence", {"done_evidence": False}),
         ("tests", {"tests": 0}),
         ("ledger", {"ledger": 8}),
         ("ledger", {"ledger": 3}),
         ("ledger", {"ledger": 0}),
-        ("warning ids", {"warning_ranges": 4}),
-        ("warning ids", {"warning_ranges": 1}),
         ("failure excerpt", {"failure_lines": 8}),
         ("failure excerpt", {"failure_lines": 3}),
+        ("failure excerpt", {"failure_lines": 1}),
         ("workspace facts", {"facts": ("operation", "changes")}),
+        ("warning text", {"warning_text": False}),
+        ("next unit details", {"next_details": False}),
+        ("done ids", {"done_ranges": 12}),
+        ("done ids", {"done_ranges": 4}),
+        ("done ids", {"done_ranges": 1}),
     ]
     levels = [("", Limits())]
     current = Limits()
@@ -129,13 +145,24 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-def _warning_md(group: WarningGroup, ranges: int | None) -> str:
+def _own_message(group: WarningGroup) -> str:
+    """The first finding's message without its unit's id in front (the line names it)."""
+    unit = group.units[0] if group.units else None
+    if group.count == 1 and unit and group.message.startswith(unit + " "):
+        return group.message[len(unit) + 1 :]
+    return group.message
+
+
+def _warning_md(
+    group: WarningGroup, ranges: int | None, text: bool = True, message: str | None = None
+) -> str:
     head = f"**{group.severity}** `{group.code}`"
+    body = (message if message is not None else _own_message(group)) if text else None
     if group.count == 1:
         where = f" ({code(group.units[0])})" if group.units else ""
-        return f"{head}{where}: {group.message}"
+        return f"{head}{where}" + (f": {body}" if body else "")
     where = f" in {ranges_md(group.units, ranges)}" if group.units else ""
-    return f"{head} ×{group.count}{where}; the first: {group.message}"
+    return f"{head} ×{group.count}{where}" + (f"; the first: {body}" if body else "")
 
 
 def _progress_line(brief: Brief) -> str:
@@ -168,7 +195,7 @@ def _done_view(brief: Brief, limits: Limits, hidden: dict[str, int]) -> dict[str
     part = brief.progress
     groups, _ = _take(part.done_groups, limits.done_ranges)
     more_done = sum(len(g.ids) for g in part.done_groups[len(groups) :])
-    _note(hidden, "done list", more_done)
+    _note(hidden, "done ids", more_done)
     done_md = None
     if groups:
         rendered = [
@@ -176,20 +203,14 @@ def _done_view(brief: Brief, limits: Limits, hidden: dict[str, int]) -> dict[str
             for g in groups
         ]
         if not limits.done_evidence and any(g.evidence_md for g in groups):
-            _note(hidden, "done list", 1)
+            _note(hidden, "done evidence", 1)
         done_md = ", ".join(rendered) + (f" … and {more_done} more" if more_done else "")
     blocked_md = None
     if part.blocked_ids:
-        if limits.done_ranges == 0:
-            _note(hidden, "done list", len(part.blocked_ids))
-        else:
-            blocked_md = ranges_md(part.blocked_ids, limits.done_ranges)
+        blocked_md = ranges_md(part.blocked_ids, limits.done_ranges or 1)
     claimed_md = None
     if part.claimed_ids:
-        if limits.done_ranges == 0:
-            _note(hidden, "done list", len(part.claimed_ids))
-        else:
-            claimed_md = ranges_md(part.claimed_ids, limits.done_ranges)
+        claimed_md = ranges_md(part.claimed_ids, limits.done_ranges or 1)
     return {
         "line": _progress_line(brief),
         "done_md": done_md,
@@ -206,7 +227,7 @@ def _paths_view(
     more = sum(p.count for p in ws.paths[len(paths) :])
     more += max(0, ws.paths_total - sum(p.count for p in ws.paths))  # beyond the snapshot's list
     paths_more = None
-    if more:
+    if more and (limits.paths or not any(kind == "changes" for kind, _ in ws.facts)):
         paths_more = f"… {more} more path{'s' if more != 1 else ''} (`git status` lists them)"
     return [p.md for p in paths], paths_more
 
@@ -215,7 +236,7 @@ def _tests_view(ws: WorkspacePart, limits: Limits, hidden: dict[str, int]) -> st
     tests, more_tests = _take(ws.tests, limits.tests)
     _note(hidden, "tests", more_tests)
     if not tests:
-        return f"{more_tests} (not listed)" if more_tests else None
+        return f"{_plural(more_tests, 'failing test')} (not listed)" if more_tests else None
     return ", ".join(code(t) for t in tests) + (f" and {more_tests} more" if more_tests else "")
 
 
@@ -224,7 +245,7 @@ def _left_out(lines: list[str], limit: int, kind: str, hidden: dict[str, int]) -
     kept, cut = _take(lines[::-1], limit)
     _note(hidden, kind, cut)
     body = kept[::-1]
-    if cut and body:
+    if cut and len(body) > 1:
         body = [f"[{_plural(cut, 'earlier line')} left out]", *body]
     return body
 
@@ -265,6 +286,11 @@ def _summary_view(
     return [(label, "; ".join(spans)) for label, spans in ws.summary.fields]
 
 
+def _tests_warned(brief: Brief) -> bool:
+    """The failing tests are listed once: in their warning when there is one."""
+    return any(g.code == TESTS_WARNING for g in brief.warnings)
+
+
 def _workspace_view(brief: Brief, limits: Limits, hidden: dict[str, int]) -> dict[str, Any]:
     ws = brief.workspace
     _note(hidden, "workspace facts", sum(1 for kind, _ in ws.facts if kind not in limits.facts))
@@ -273,7 +299,7 @@ def _workspace_view(brief: Brief, limits: Limits, hidden: dict[str, int]) -> dic
         "facts": [md for kind, md in ws.facts if kind in limits.facts],
         "paths": paths,
         "paths_more": paths_more,
-        "tests": _tests_view(ws, limits, hidden),
+        "tests": None if _tests_warned(brief) else _tests_view(ws, limits, hidden),
         "tests_source": ws.tests_source,
         "log": _log_view(ws, limits, hidden),
         "transcript": _transcript_view(ws, limits, hidden),
@@ -291,7 +317,7 @@ def _ledger_view(brief: Brief, limits: Limits, hidden: dict[str, int]) -> list[s
     if more_ledger:
         unknown = sum(1 for item in brief.ledger[len(ledger) :] if item.status == "unknown")
         ledger_md.append(
-            (f"… {more_ledger} more recorded" if ledger else f"{more_ledger} recorded, not listed")
+            (f"… {more_ledger} more recorded" if ledger else _plural(more_ledger, "side effect"))
             + (f" ({unknown} with unknown outcome)" if unknown else "")
             + ": run `resume-kit action list` before any side effect."
         )
@@ -303,7 +329,33 @@ def _warnings_view(brief: Brief, limits: Limits, hidden: dict[str, int]) -> list
         len(collapse_ids(g.units)) > limits.warning_ranges for g in brief.warnings
     ):
         _note(hidden, "warning ids", 1)
-    return [_warning_md(g, limits.warning_ranges) for g in brief.warnings]
+    if not limits.warning_text and brief.warnings:
+        _note(hidden, "warning text", len(brief.warnings))
+        if _tests_warned(brief):
+            _tests_view(brief.workspace, limits, hidden)  # counts the ids it leaves out
+        by_severity: dict[str, list[str]] = {}
+        for group in brief.warnings:
+            line = _warning_md(group, limits.warning_ranges, False)
+            by_severity.setdefault(group.severity, []).append(line.split(" ", 1)[1])
+        return [f"**{sev}**: {', '.join(codes)}" for sev, codes in by_severity.items()]
+    lines = []
+    for group in brief.warnings:
+        message = None
+        if group.code == TESTS_WARNING:
+            message = _tests_message(brief.workspace, limits, hidden)
+        lines.append(_warning_md(group, limits.warning_ranges, limits.warning_text, message))
+    return lines
+
+
+def _tests_message(ws: WorkspacePart, limits: Limits, hidden: dict[str, int]) -> str | None:
+    """The failing test ids, said once, inside the tests warning."""
+    listed = _tests_view(ws, limits, hidden)
+    if listed is None:
+        return None
+    source = f" ({ws.tests_source})" if ws.tests_source else ""
+    if not ws.tests or not limits.tests:
+        return f"{listed}{source}"
+    return f"{_plural(len(ws.tests), 'failing test')}{source}: {listed}"
 
 
 def _next_view(brief: Brief, limits: Limits, hidden: dict[str, int]) -> dict[str, Any] | None:
@@ -312,12 +364,15 @@ def _next_view(brief: Brief, limits: Limits, hidden: dict[str, int]) -> dict[str
     n = brief.next
     body = _left_out(n.failure_lines, limits.failure_lines, "failure excerpt", hidden)
     failure = n.unit.last_failure
+    details = limits.next_details
+    if not details and (n.files_md or n.artifacts_md):
+        _note(hidden, "next unit details", 1)
     return {
         "id": code(n.unit.id),
         "title": n.title_md,
-        "why": plain(n.why, 400),  # names units by id: one line, like all data
-        "files": ", ".join(n.files_md),
-        "artifacts": ", ".join(n.artifacts_md),
+        "why": plain(n.why, 400) if details else None,  # names units by id: one line
+        "files": ", ".join(n.files_md) if details else "",
+        "artifacts": ", ".join(n.artifacts_md) if details else "",
         "failure": n.failure_md,
         "failure_fence": fence(body) if body else fence(["(no output captured)"]),
         "verify_fence": fence(n.verify_lines, "sh") if n.verify_lines else None,
@@ -329,7 +384,7 @@ def _next_view(brief: Brief, limits: Limits, hidden: dict[str, int]) -> dict[str
 
 def _view(brief: Brief, limits: Limits, hidden: dict[str, int]) -> dict[str, Any]:
     """The template's context at one level; counts what it leaves out into ``hidden``."""
-    return {
+    view = {
         "data_label": DATA_LABEL,
         "goal_md": brief.goal_md,
         "notes_md": brief.notes_md,
@@ -337,9 +392,31 @@ def _view(brief: Brief, limits: Limits, hidden: dict[str, int]) -> dict[str, Any
         "workspace": _workspace_view(brief, limits, hidden),
         "warnings": _warnings_view(brief, limits, hidden),
         "ledger": _ledger_view(brief, limits, hidden),
+        "ledger_listed": bool(brief.ledger) and limits.ledger != 0,
         "next": _next_view(brief, limits, hidden),
         "no_next_md": brief.no_next_md,
+        "no_next_heading": brief.no_next_heading,
+        "meter": brief.meter_md,
     }
+    view["left_out"] = left_out_line(hidden, brief)
+    return view
+
+
+def left_out_line(hidden: dict[str, int], brief: Brief) -> str | None:
+    """One line naming every kind of detail this level left out, and where to find it."""
+    kinds = [name for name in _DETAIL_ORDER if hidden.get(name)]
+    if not kinds:
+        return None
+    log_path = brief.workspace.log.path_md if brief.workspace.log else None
+    where = {**_FIND_IT, "log lines": log_path or WIDER}
+    if len(kinds) > 3:  # one place for all of them keeps the line short
+        also = "; all done ids: `resume-kit status`" if "done ids" in kinds else ""
+        return f"Left out to fit (see {WIDER}): {', '.join(kinds)}{also}."
+    by_place: dict[str, list[str]] = {}
+    for name in kinds:
+        by_place.setdefault(where.get(name, WIDER), []).append(name)
+    named = "; ".join(f"{', '.join(names)} ({place})" for place, names in by_place.items())
+    return f"Left out to fit the size limit: {named}."
 
 
 # --------------------------------------------------------------------------- templates
@@ -624,6 +701,7 @@ def _json_data(
             if brief.workspace.summary is not None and limits.summary
             else None
         ),
+        "meter": {**brief.extra.get("meter", {}), "brief_tokens": tokens},
         "tokens": tokens,
         "budget": budget,
         "dropped": dropped,
@@ -666,6 +744,8 @@ def render(
     deadline = time.monotonic() + RENDER_SECONDS
     template = _template(repo_template, deadline)
     max_chars = HOOK_MAX_CHARS if fmt == "claude-hook" else None
+    if fmt == "claude-hook":
+        budget = min(budget, HOOK_MAX_TOKENS)
     cache: dict[int, tuple[str, dict[str, int], int, bool]] = {}
 
     def attempt(level: int) -> tuple[str, dict[str, int], int, bool]:
@@ -696,6 +776,9 @@ def render(
     counted = tok.upper_bound(text) > budget
     if exact and not counted:
         count, counted = tok.count_tokens(text), True
+    if BRIEF_SIZE in text:  # the meter states the brief's own size (a digit or two less)
+        size = count if counted else tok.count_tokens(text)
+        text = text.replace(BRIEF_SIZE, f"{size:,}")
     dropped = [name for name in _DETAIL_ORDER if hidden.get(name)]
     if max_chars is not None and len(text) > max_chars:
         cut = text[: max_chars - 200].rsplit("\n", 1)[0]
@@ -732,15 +815,17 @@ def render(
     )
 
 
-_DETAIL_ORDER = (
-    "done list",
-    "paths",
-    "summary",
-    "log lines",
-    "transcript",
-    "tests",
-    "ledger",
-    "warning ids",
-    "failure excerpt",
-    "workspace facts",
-)
+_DETAIL_ORDER = tuple(dict.fromkeys(name for name, _ in LADDER[1:]))
+
+# Where the agent finds what a smaller brief left out (one line names each kind once).
+_FIND_IT = {
+    "done ids": "`resume-kit status`",
+    "done evidence": "`resume-kit status`",
+    "paths": "`git status`",
+    "tests": "`resume-kit status`",
+    "ledger": "`resume-kit action list`",
+    "warning ids": "`resume-kit status`",
+    "warning text": "`resume-kit status`",
+    "workspace facts": "`git status`",
+}
+WIDER = "`resume-kit brief --max-tokens 5000`"

@@ -546,7 +546,7 @@ def test_prose_from_the_progress_file_cannot_forge_the_brief(tmp_path: Path) -> 
         assert quoted == [], quoted  # the goal and notes stay plain paragraphs in their quote
         assert any("NONCEDIR" in span for span in spans), spans  # the folder is a code span
         assert "NONCEGOAL" in text and "NONCENOTE" in text and "NONCETITLE" in text
-        failing = next(line for line in text.splitlines() if line.startswith("- Failing tests"))
+        failing = next(line for line in text.splitlines() if "`TESTS_FAILING`" in line)
         assert "NONCEDIR" in failing and "NONCEDIR" not in "\n".join(read(failing).prose), failing
 
 

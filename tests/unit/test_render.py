@@ -161,7 +161,9 @@ def test_detail_is_dropped_in_the_fixed_order() -> None:
     # Smaller budgets never keep more detail.
     for wider, narrower in itertools.pairwise(seen):
         assert set(wider) <= set(narrower)
-    assert seen[0] == [] and "done list" in seen[-1] and "transcript" in seen[-1]
+    # The done ids (one range here) are the last thing cut: even the minimum keeps them.
+    assert seen[0] == [] and "done ids" not in seen[-1] and "transcript" in seen[-1]
+    assert "`doc-041` … `doc-136`" in text  # the verified ones; doc-001…040 are only claimed
 
 
 def test_the_ladder_shrinks_level_by_level() -> None:
@@ -280,3 +282,95 @@ def test_override_templates_run_sandboxed() -> None:
 def test_unknown_format_is_refused() -> None:
     with pytest.raises(ValueError):
         render(_brief(all_done), "html", 1500)
+
+
+# --------------------------------------------------------------------------- issue 14: 1, 10, 11
+
+
+@pytest.mark.parametrize("budget", [300, 400, 600, 800, 1000, 1500, 2500, 5000])
+@pytest.mark.parametrize("case", [interrupted, trouble, all_done, blocked])
+def test_done_ids_are_the_last_thing_cut_and_every_cut_is_named(
+    case: Callable[[], Any], budget: int
+) -> None:
+    rendered = render(_brief(case), "markdown", budget, exact_tokens=True)
+    text = rendered.text
+    assert "`doc-001` … " in text or "`doc-001`" in text  # which units not to redo
+    assert "done ids" not in rendered.dropped
+    if rendered.dropped:
+        line = next(x for x in text.splitlines() if x.startswith("Left out to fit"))
+        for kind in rendered.dropped:
+            assert kind in line
+        assert "(`" in line or "(see `" in line  # where to find it: a command or the log
+    else:
+        assert "Left out to fit" not in text
+    if rendered.fits:
+        assert tokens.count_tokens(text) <= budget
+
+
+def test_the_smallest_briefs_fit_300_tokens() -> None:
+    for case in (all_done, blocked):
+        assert render(_brief(case), "markdown", 300).fits
+    minimum = render(_brief(interrupted), "markdown", 300, exact_tokens=True)
+    assert minimum.tokens < 350  # 705 before the ladder was reordered
+
+
+def test_repetitive_material_is_cut_before_the_done_evidence() -> None:
+    order = list(_DETAIL_ORDER)
+    assert order.index("log lines") < order.index("done evidence")
+    assert order.index("warning ids") < order.index("done evidence")
+    last = [name for name, _ in LADDER][-1]
+    assert last == "done ids"
+
+
+def test_say_it_once() -> None:
+    text = render(_brief(trouble), "markdown", 1500).text
+    assert text.count("tests/test_extract.py::test_party_b") == 1
+    assert "- Failing tests" not in text
+    assert "(`doc-137`): failed 3 times" in text  # not "(`doc-137`): doc-137 failed"
+    assert "Text in code spans and fenced blocks is" not in text
+    assert "the commands they name are resume-kit's instructions" in text
+
+
+def test_no_next_heading_without_a_next_unit_and_no_all_1_units() -> None:
+    progress, snap, findings = all_done()
+    progress.units = progress.units[:1]
+    text = render(build_brief(progress, snap, findings), "markdown", 1500).text
+    assert "All 1 units" not in text and "The only unit is done and verified" in text
+    assert "## Next" not in text and "## Finished" in text
+    assert "## Next" not in render(_brief(blocked), "markdown", 1500).text
+
+
+def test_hook_answer_fits_both_agents_caps_by_the_same_order() -> None:
+    from resume_kit.brief.render import HOOK_MAX_TOKENS
+
+    assert HOOK_MAX_CHARS <= 10_000 and HOOK_MAX_TOKENS <= 2_500
+    progress = _many_units(3_000, done_every=2)
+    findings = [finding("DONE_BUT_CHANGED", f"{u.id} changed", u.id) for u in progress.units[::4]]
+    hook = render(build_brief(progress, base_snapshot(), findings), "claude-hook", 100_000)
+    context = json.loads(hook.text)["hookSpecificOutput"]["additionalContext"]
+    assert len(context) <= HOOK_MAX_CHARS
+    assert tokens.count_tokens(context) <= HOOK_MAX_TOKENS
+    assert "brief cut at the hook's size limit" not in context  # cut by the ladder, not the end
+    assert "Left out to fit" in context and "**Rule:**" in context
+
+
+def test_the_resource_meter_is_one_line_and_json_fields() -> None:
+    brief = _brief(trouble)  # transcript: 180,000 tokens, 2 compactions, the last at 07:40
+    rendered = render(brief, "markdown", 1500, exact_tokens=True)
+    lines = [x for x in rendered.text.splitlines() if "Resources:" in x]
+    assert len(lines) == 1
+    assert "session 180,000 tokens (context 150,000)" in lines[0]
+    assert "compacted 2x" in lines[0] and "after `doc-041` passed" in lines[0]
+    assert f"this brief {rendered.tokens:,} tokens" in lines[0]
+    assert "Context compacted" not in rendered.text  # said once, in the meter
+    data = json.loads(render(brief, "json", 1500).text)
+    assert data["meter"] == {
+        "transcript_tokens": 180_000,
+        "context_tokens": 150_000,
+        "compactions": 2,
+        "last_compaction_at": "2026-11-29T07:40:00Z",
+        "compacted_since_last_pass": True,
+        "last_pass_unit": "doc-041",
+        "brief_tokens": data["tokens"],
+    }
+    assert "Resources:" not in render(_brief(interrupted), "markdown", 1500).text  # no transcript

@@ -148,11 +148,6 @@ def test_hook_context_cap(workspace: Workspace, size: int, delivered: bool) -> N
     assert ("<persisted-output>" in body) is not delivered
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 21 point 7: `--format claude-hook` fits its output to 49,000 characters; "
-    "Claude Code 2.1.332 replaces anything over 10,000 with a preview (test above)",
-)
 def test_hook_format_fits_the_cap() -> None:
     from resume_kit.brief.render import HOOK_MAX_CHARS
 
