@@ -115,11 +115,6 @@ def test_post_compact_event_fires(workspace: Workspace) -> None:
     assert json.loads(fired.read_text())["hook_event_name"] == "PostCompact"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 21 point 7: `integrate claude` registers no PostCompact hook and its "
-    "SessionStart matcher lacks `fork` (2.1.332 fires PostCompact: see the test above)",
-)
 def test_integrate_registers_post_compact_and_fork(workspace: Workspace) -> None:
     integrate(workspace)
     hooks = json.loads((workspace.root / ".claude" / "settings.json").read_text())["hooks"]
