@@ -94,6 +94,8 @@ def test_brief_reaches_the_model_after_compact(workspace: Workspace) -> None:
     last = messages_bodies(ws)[-1]
     assert "After-marker-d4f1" in last  # the resume hook of this run
     assert "Compact-marker-93c4" in last  # the compact hook of the run before
+    # SessionStart(compact) and PostCompact both carry the brief: one of them delivers (point 7)
+    assert last.count("Compact-marker-93c4") == 1
     assert ws.snapshot_triggers().count("pre-compact") == 1  # the PreCompact hook ran
 
 
