@@ -241,3 +241,55 @@ def test_agents_md_edges(text: str) -> None:
     assert agents_md.with_block(added) == added
     removed = agents_md.without_block(added)
     assert removed is not None and removed.rstrip("\n") == text
+
+
+# --------------------------------------------------------------------------- point 15
+
+
+def test_aider_brief_file_is_listed_and_refreshed_after_a_commit_and_a_verify(repo: Path) -> None:
+    from tests.conftest import git
+
+    (repo / ".resume-kit").mkdir()
+    progress = repo / ".resume-kit" / "progress.yaml"
+    progress.write_text(PROGRESS.replace("status: todo", "status: todo\n    verify: 'true'"))
+    conf = repo / ".aider.conf.yml"
+    conf.write_text("model: sonnet\n")
+    result = run_cli("integrate", "aider", cwd=repo)
+    assert result.code == 0, result.stderr
+    assert conf.read_text() == "model: sonnet\nread:\n  - .resume-kit/brief.md\n"
+    brief = repo / ".resume-kit" / "brief.md"
+    assert "Extract the contracts" in brief.read_text()
+    assert "nothing changed" in run_cli("integrate", "aider", cwd=repo).stdout
+
+    # after a commit (the post-commit hook's refresh, run the way the hook runs it)
+    progress.write_text(progress.read_text().replace("Extract the contracts", "Commit-goal-1"))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "work")
+    entry = [sys.executable, "-m", "resume_kit.integrations.hook_entry"]
+    subprocess.run([*entry, "post-commit", "--repo", str(repo)], check=True, timeout=120)
+    assert "Commit-goal-1" in brief.read_text()
+
+    # after a verify
+    progress.write_text(progress.read_text().replace("Commit-goal-1", "Verify-goal-2"))
+    assert run_cli("trust", "--yes", cwd=repo).code == 0
+    run_cli("verify-next", cwd=repo)
+    assert "Verify-goal-2" in brief.read_text()
+
+    assert run_cli("integrate", "aider", "--remove", cwd=repo).code == 0
+    assert conf.read_text() == "model: sonnet\n"
+    progress.write_text(progress.read_text().replace("Verify-goal-2", "After-remove-3"))
+    run_cli("verify-next", cwd=repo)
+    assert "After-remove-3" not in brief.read_text()  # no longer refreshed
+
+
+def test_aider_refresh_is_off_in_a_clone(repo: Path) -> None:
+    """A repository that ships its own brief.md does not get it rewritten: the switch is in
+    the user's cache."""
+    (repo / ".resume-kit").mkdir()
+    (repo / ".resume-kit" / "progress.yaml").write_text(
+        PROGRESS.replace("status: todo", "status: todo\n    verify: 'true'")
+    )
+    brief = repo / ".resume-kit" / "brief.md"
+    brief.write_text("shipped\n")
+    run_cli("verify-next", cwd=repo)
+    assert brief.read_text() == "shipped\n"

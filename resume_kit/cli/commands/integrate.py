@@ -103,6 +103,16 @@ def gemini(remove: bool, stop_verify: bool) -> int:
     return _apply(gemini_paths.project_settings(root), root, remove, specs, project=True)
 
 
+def aider(remove: bool) -> int:
+    from resume_kit.infra.paths import find_layout
+    from resume_kit.integrations import aider as aider_conf
+
+    layout = find_layout()
+    for line in (aider_conf.uninstall if remove else aider_conf.install)(layout.root, layout):
+        out(line)
+    return 0
+
+
 def agents_md(files: list[str], remove: bool) -> int:
     from resume_kit.infra.paths import find_layout
     from resume_kit.integrations import agents_md as block

@@ -111,6 +111,14 @@ def integrate_gemini(remove: RemoveOpt = False, stop_verify: StopVerifyOpt = Fal
     exit_with(cmd.gemini(remove, stop_verify))
 
 
+@integrate_app.command("aider")
+def integrate_aider(remove: RemoveOpt = False) -> None:
+    """Keep .resume-kit/brief.md fresh and list it under `read:` in .aider.conf.yml."""
+    from resume_kit.cli.commands import integrate as cmd
+
+    exit_with(cmd.aider(remove))
+
+
 @integrate_app.command("agents-md")
 def integrate_agents_md(
     files: Annotated[
