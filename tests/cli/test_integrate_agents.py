@@ -293,3 +293,40 @@ def test_aider_refresh_is_off_in_a_clone(repo: Path) -> None:
     brief.write_text("shipped\n")
     run_cli("verify-next", cwd=repo)
     assert brief.read_text() == "shipped\n"
+
+
+# --------------------------------------------------------------------------- point 13
+
+
+def test_cursor_hooks_and_rules(repo: Path) -> None:
+    from resume_kit.integrations import cursor
+
+    path = repo / ".cursor" / "hooks.json"
+    path.parent.mkdir()
+    theirs = {"command": "./format.sh"}
+    original = {"version": 1, "hooks": {"afterFileEdit": [theirs], "preCompact": [theirs]}}
+    original_text = json.dumps(original, indent=2) + "\n"
+    path.write_text(original_text)
+    result = run_cli("integrate", "cursor", cwd=repo)
+    assert result.code == 0, result.stderr
+    data = json.loads(path.read_text())
+    assert data["version"] == 1
+    assert data["hooks"]["afterFileEdit"] == [theirs]
+    assert data["hooks"]["preCompact"][0] == theirs
+    (ours,) = data["hooks"]["preCompact"][1:]
+    assert set(ours) == {"command"} and merge.command_args(ours["command"]) == merge.SNAPSHOT_ARGS
+    rules = (repo / cursor.RULES_REL).read_text()
+    assert "alwaysApply: true" in rules and "resume-kit brief" in rules
+    assert "Never run `resume-kit trust`" in rules
+    assert "nothing changed" in run_cli("integrate", "cursor", cwd=repo).stdout
+    assert run_cli("integrate", "cursor", "--remove", cwd=repo).code == 0
+    assert path.read_text() == original_text
+    assert not (repo / cursor.RULES_REL).exists()
+
+
+def test_cursor_from_nothing_and_back(repo: Path) -> None:
+    assert run_cli("integrate", "cursor", cwd=repo).code == 0
+    data = json.loads((repo / ".cursor" / "hooks.json").read_text())
+    assert list(data) == ["version", "hooks"] and list(data["hooks"]) == ["preCompact"]
+    assert run_cli("integrate", "cursor", "--remove", cwd=repo).code == 0
+    assert not (repo / ".cursor" / "hooks.json").exists()

@@ -103,6 +103,15 @@ def gemini(remove: bool, stop_verify: bool) -> int:
     return _apply(gemini_paths.project_settings(root), root, remove, specs, project=True)
 
 
+def cursor(remove: bool) -> int:
+    from resume_kit.infra.paths import find_layout
+    from resume_kit.integrations import cursor as cursor_conf
+
+    for line in cursor_conf.apply(find_layout().root, settings.executable(), remove):
+        out(line)
+    return 0
+
+
 def aider(remove: bool) -> int:
     from resume_kit.infra.paths import find_layout
     from resume_kit.integrations import aider as aider_conf

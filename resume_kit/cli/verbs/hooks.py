@@ -111,6 +111,14 @@ def integrate_gemini(remove: RemoveOpt = False, stop_verify: StopVerifyOpt = Fal
     exit_with(cmd.gemini(remove, stop_verify))
 
 
+@integrate_app.command("cursor")
+def integrate_cursor(remove: RemoveOpt = False) -> None:
+    """A preCompact snapshot hook in .cursor/hooks.json and a rules file to read the brief."""
+    from resume_kit.cli.commands import integrate as cmd
+
+    exit_with(cmd.cursor(remove))
+
+
 @integrate_app.command("aider")
 def integrate_aider(remove: RemoveOpt = False) -> None:
     """Keep .resume-kit/brief.md fresh and list it under `read:` in .aider.conf.yml."""
