@@ -330,3 +330,16 @@ def test_cursor_from_nothing_and_back(repo: Path) -> None:
     assert list(data) == ["version", "hooks"] and list(data["hooks"]) == ["preCompact"]
     assert run_cli("integrate", "cursor", "--remove", cwd=repo).code == 0
     assert not (repo / ".cursor" / "hooks.json").exists()
+
+
+def test_a_post_compact_hook_that_cannot_build_the_brief_says_so_in_plain_text(
+    repo: Path, tmp_path: Path
+) -> None:
+    (repo / ".resume-kit").mkdir()
+    (repo / ".resume-kit" / "progress.yaml").write_text("schema_version: nope\n")
+    assert run_cli("integrate", "claude", cwd=repo).code == 0
+    post = hooks_of(repo / ".claude" / "settings.json")["PostCompact"][0]["hooks"][0]["command"]
+    path = f"{shim_dir(tmp_path)}{os.pathsep}{os.environ['PATH']}"
+    payload = {"session_id": "s9", "cwd": str(repo), "hook_event_name": "PostCompact"}
+    text = run_hook(post, repo, payload, path)
+    assert text.startswith("resume-kit could not build the resume brief")

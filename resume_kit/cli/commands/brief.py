@@ -170,6 +170,7 @@ def _first_for_compaction(hook_input: dict[str, Any]) -> bool:
 def _run_hook(max_tokens: int | None, output: Path | None) -> int:
     from resume_kit.cli.ui import say
 
+    hook_input: dict[str, Any] = {}
     try:
         from resume_kit.integrations.agent_input import read_hook_input
 
@@ -202,7 +203,12 @@ def _run_hook(max_tokens: int | None, output: Path | None) -> int:
     first = (note.splitlines() or [""])[0]
     say(f"no brief: {first}")
     with contextlib.suppress(Exception):
-        _write(_hook_note(first), output)
+        note_text = _hook_note(first)
+        if hook_input.get("hook_event_name") == "PostCompact":
+            import json
+
+            note_text = json.loads(note_text)["hookSpecificOutput"]["additionalContext"] + "\n"
+        _write(note_text, output)
     return 0
 
 
