@@ -17,6 +17,12 @@ def project_settings(root: Path) -> Path:
     return root / ".claude" / "settings.json"
 
 
+def local_settings(root: Path) -> Path:
+    """The person's own settings for this project (``integrate claude --local``); Claude Code
+    keeps the file out of git."""
+    return root / ".claude" / "settings.local.json"
+
+
 def user_settings() -> Path:
     return user_config_dir() / "settings.json"
 

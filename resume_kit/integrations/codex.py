@@ -1,9 +1,43 @@
-"""Codex CLI: its hooks file in the project (``.codex/hooks.json``, Claude Code's shapes)."""
+"""Codex CLI: its hooks file in the project (``.codex/hooks.json``, Claude Code's shapes), the
+context limit our SessionStart hook declares, and what Codex requires before it runs a hook."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
+
+from resume_kit.integrations.settings import BRIEF_ARGS, PRE_COMPACT, SESSION_START, STOP, HookSpec
+
+# Codex spills hook context above `additionalContextLimit` (tokens; 2,500 when unset) to a file
+# and shows the model a preview. We write the key and ask the brief for fewer cl100k tokens
+# than that, leaving room for Codex counting differently.
+CONTEXT_LIMIT = 2500
+BRIEF_TOKENS = 1800
+CODEX_BRIEF_ARGS = f"{BRIEF_ARGS} --max-tokens {BRIEF_TOKENS}"
+
+REQUIREMENTS = (
+    "Codex runs these hooks only when:",
+    '  - the project is trusted (Codex asks on first start; or `[projects."<this path>"] '
+    'trust_level = "trusted"` in ~/.codex/config.toml): an untrusted project\'s .codex/ is '
+    "not loaded at all;",
+    "  - you approve each hook in Codex's /hooks: the approval is pinned to the hook's hash, "
+    "so after any change to .codex/hooks.json (this command included) Codex asks again;",
+    "  - Codex older than 0.171 also needs `[features] codex_hooks = true` in "
+    "~/.codex/config.toml.",
+)
 
 
 def project_hooks(root: Path) -> Path:
     return root / ".codex" / "hooks.json"
+
+
+def specs(stop_verify: bool, exe: str | None) -> list[HookSpec]:
+    start = replace(
+        SESSION_START,
+        args=CODEX_BRIEF_ARGS,
+        exe=exe,
+        extra=(("additionalContextLimit", CONTEXT_LIMIT),),
+        replaces=(BRIEF_ARGS,),
+    )
+    rest = [PRE_COMPACT, *([STOP] if stop_verify else [])]
+    return [start, *(replace(spec, exe=exe) for spec in rest)]

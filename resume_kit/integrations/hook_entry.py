@@ -420,7 +420,11 @@ def post_commit(args: list[str], worktree: str) -> int:
         os.close(fd)
     from resume_kit.cli.commands.snapshot import run
 
-    return run(json_out=False, quiet=True, trigger="post-commit", start=Path(worktree))
+    code = run(json_out=False, quiet=True, trigger="post-commit", start=Path(worktree))
+    from resume_kit.integrations.aider import refresh
+
+    refresh(Path(worktree))  # `integrate aider`: fail-open, a no-op otherwise
+    return code
 
 
 HOOKS = {"prepare-commit-msg": prepare_commit_msg, "post-commit": post_commit}

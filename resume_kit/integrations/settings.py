@@ -6,8 +6,10 @@ The shape both agents read::
     {"hooks": {"SessionStart": [{"matcher": "startup|...", "hooks": [
         {"type": "command", "command": "...", "timeout": 30}]}]}}
 
-Our entries are recognised by their exact command string, so a person's own resume-kit hook
-with other options is never touched. The merge itself is pure (``add_hooks``,
+Our entries are recognised by their exact command line (the resume-kit executable, see
+:func:`command_line`, then one of our exact argument lists), so a person's own resume-kit hook
+with other options is never touched; an entry of ours that is out of date (another executable,
+matcher or timeout) is replaced in place. The merge itself is pure (``add_hooks``,
 ``remove_hooks``); ``update_file`` does the I/O: key order and indentation are kept, a file
 that does not parse is refused untouched, and nothing is written when nothing changes.
 """
@@ -18,6 +20,9 @@ import contextlib
 import copy
 import json
 import os
+import re
+import shlex
+import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,60 +37,137 @@ from resume_kit.infra.safefs import (
 )
 from resume_kit.infra.store import atomic_write
 
-SESSION_START_MATCHER = "startup|resume|clear|compact"
+SESSION_START_MATCHER = "startup|resume|clear|compact|fork"
+BRIEF_ARGS = "brief --format claude-hook"
+SNAPSHOT_ARGS = "snapshot --quiet --trigger pre-compact"
+STOP_ARGS = "stop-check"
+# The hooks run `"$RK" ARGS` from the agent's shell: RK is the executable `integrate` ran as
+# (a venv's script works from any shell), or `resume-kit` on PATH once that file is gone.
+_FALLBACK = re.compile(r'RK=(?P<exe>.+); \[ -x "\$RK" \] \|\| RK=resume-kit; "\$RK" (?P<args>.+)')
+
+
+def executable() -> str | None:
+    """The absolute path of the resume-kit script this process runs as, else the one on PATH."""
+    import shutil
+
+    argv0 = sys.argv[0] if sys.argv else ""
+    if os.path.basename(argv0) == "resume-kit" and os.path.isfile(argv0):
+        return os.path.abspath(argv0)
+    found = shutil.which("resume-kit")
+    return os.path.abspath(found) if found else None
+
+
+def command_line(args: str, exe: str | None) -> str:
+    if exe is None:
+        return f"resume-kit {args}"
+    return f'RK={shlex.quote(exe)}; [ -x "$RK" ] || RK=resume-kit; "$RK" {args}'
+
+
+def command_args(command: str) -> str | None:
+    """The resume-kit arguments of a command line :func:`command_line` wrote, else None."""
+    if command.startswith("resume-kit "):
+        return command[len("resume-kit ") :]
+    match = _FALLBACK.fullmatch(command)
+    return match["args"] if match else None
 
 
 @dataclass(frozen=True)
 class HookSpec:
     event: str
-    command: str
+    args: str
     matcher: str | None = None
     timeout: int = 30
+    exe: str | None = None
+    # Extra keys of the hook entry (Codex's `additionalContextLimit`).
+    extra: tuple[tuple[str, Any], ...] = ()
+    # Arguments an older resume-kit wrote for this hook: such an entry is replaced.
+    replaces: tuple[str, ...] = ()
+
+    @property
+    def command(self) -> str:
+        return command_line(self.args, self.exe)
+
+    def hook(self) -> dict[str, Any]:
+        return {
+            "type": "command",
+            "command": self.command,
+            "timeout": self.timeout,
+            **dict(self.extra),
+        }
 
     def group(self) -> dict[str, Any]:
         group: dict[str, Any] = {}
         if self.matcher is not None:
             group["matcher"] = self.matcher
-        group["hooks"] = [{"type": "command", "command": self.command, "timeout": self.timeout}]
+        group["hooks"] = [self.hook()]
         return group
 
 
-SESSION_START = HookSpec(
-    "SessionStart", "resume-kit brief --format claude-hook", SESSION_START_MATCHER
-)
-PRE_COMPACT = HookSpec("PreCompact", "resume-kit snapshot --quiet --trigger pre-compact")
-STOP = HookSpec("Stop", "resume-kit stop-check", timeout=600)
-ALL_SPECS = (SESSION_START, PRE_COMPACT, STOP)
-OUR_COMMANDS = frozenset(spec.command for spec in ALL_SPECS)
+SESSION_START = HookSpec("SessionStart", BRIEF_ARGS, SESSION_START_MATCHER)
+# Claude Code (2.1.332) shows a PostCompact hook's plain stdout to the model after /compact; the
+# brief command delivers once per compaction between this and SessionStart(compact).
+POST_COMPACT = HookSpec("PostCompact", BRIEF_ARGS)
+PRE_COMPACT = HookSpec("PreCompact", SNAPSHOT_ARGS)
+STOP = HookSpec("Stop", STOP_ARGS, timeout=600)
+ALL_SPECS = (SESSION_START, POST_COMPACT, PRE_COMPACT, STOP)
+OUR_ARGS = frozenset({BRIEF_ARGS, SNAPSHOT_ARGS, STOP_ARGS})
 
 
 class SettingsError(ResumeKitError):
     """The settings file cannot be read or has a shape we must not guess about."""
 
 
-def specs_for(stop_verify: bool) -> list[HookSpec]:
-    return [SESSION_START, PRE_COMPACT, *([STOP] if stop_verify else [])]
+def specs_for(
+    stop_verify: bool, exe: str | None = None, post_compact: bool = True
+) -> list[HookSpec]:
+    from dataclasses import replace
+
+    specs = [SESSION_START, *([POST_COMPACT] if post_compact else []), PRE_COMPACT]
+    return [replace(spec, exe=exe) for spec in [*specs, *([STOP] if stop_verify else [])]]
 
 
 # --------------------------------------------------------------------------- pure merge
 
 
-def _is_ours(hook: Any, commands: Iterable[str]) -> bool:
-    return isinstance(hook, dict) and hook.get("command") in set(commands)
+def _is_ours(hook: Any, args: Iterable[str]) -> bool:
+    if not isinstance(hook, dict) or not isinstance(hook.get("command"), str):
+        return False
+    return command_args(hook["command"]) in set(args)
 
 
-def _event_has(groups: list[Any], command: str) -> bool:
-    for group in groups:
+def _place(groups: list[Any], spec: HookSpec) -> bool:
+    """Put ``spec``'s hook into ``groups`` once; True when ``groups`` changed.
+
+    An entry of ours that is out of date (another executable, an older argument list, a missing
+    extra key, an older matcher) is brought up to date in place, keeping the person's own keys
+    (a timeout they changed). A group shared with the person's hooks keeps its matcher.
+    """
+    for index, group in enumerate(groups):
         inner = group.get("hooks") if isinstance(group, dict) else None
-        if isinstance(inner, list) and any(_is_ours(hook, [command]) for hook in inner):
+        if not isinstance(inner, list):
+            continue
+        for position, hook in enumerate(inner):
+            if not _is_ours(hook, [spec.args, *spec.replaces]):
+                continue
+            new_hook = {**hook, "command": spec.command, **dict(spec.extra)}
+            new_group = dict(group)
+            if len(inner) == 1:
+                new_group.pop("matcher", None)
+                if spec.matcher is not None:
+                    new_group = {"matcher": spec.matcher, **new_group}
+            new_group["hooks"] = [*inner[:position], new_hook, *inner[position + 1 :]]
+            if new_group == group:
+                return False
+            groups[index] = new_group
             return True
-    return False
+    groups.append(spec.group())
+    return True
 
 
 def add_hooks(
     settings: dict[str, Any], specs: Sequence[HookSpec], where: str = "settings"
 ) -> tuple[dict[str, Any], list[str]]:
-    """A copy of ``settings`` with each spec's hook present once; and the events added to."""
+    """A copy of ``settings`` with each spec's hook present once; and the events changed."""
     result = copy.deepcopy(settings)
     hooks = result.setdefault("hooks", {})
     if not isinstance(hooks, dict):
@@ -97,8 +179,7 @@ def add_hooks(
             raise SettingsError(
                 f'{where}: "hooks.{spec.event}" is not a list', hint="fix it by hand first"
             )
-        if not _event_has(groups, spec.command):
-            groups.append(spec.group())
+        if _place(groups, spec):
             added.append(spec.event)
     if not hooks and "hooks" not in settings:
         del result["hooks"]
@@ -106,7 +187,7 @@ def add_hooks(
 
 
 def remove_hooks(
-    settings: dict[str, Any], commands: Iterable[str] = OUR_COMMANDS
+    settings: dict[str, Any], commands: Iterable[str] = OUR_ARGS
 ) -> tuple[dict[str, Any], list[str]]:
     """A copy of ``settings`` without our hooks, and the events they were removed from.
 
@@ -247,13 +328,18 @@ def install(path: Path, specs: Sequence[HookSpec], root: Path | None = None) -> 
     return Change(added, wrote=True)
 
 
-def uninstall(path: Path, remove_empty_dir: bool = False, root: Path | None = None) -> Change:
+def uninstall(
+    path: Path,
+    remove_empty_dir: bool = False,
+    root: Path | None = None,
+    args: Iterable[str] = OUR_ARGS,
+) -> Change:
     """Take our hooks out of ``path``; a file left holding nothing at all is removed (but a
     user's symlink is kept, its target then holding ``{}``)."""
     current = read_settings(path, root)
     if not current.existed:
         return Change([], wrote=False)
-    new, removed = remove_hooks(current.data)
+    new, removed = remove_hooks(current.data, args)
     if not removed:
         return Change([], wrote=False)
     if not new and current.path == path:
@@ -264,9 +350,3 @@ def uninstall(path: Path, remove_empty_dir: bool = False, root: Path | None = No
         return Change(removed, wrote=True, deleted=True)
     atomic_write(current.path, render(new, current.indent), mode=current.mode)
     return Change(removed, wrote=True)
-
-
-def resume_kit_on_path() -> bool:
-    import shutil
-
-    return shutil.which("resume-kit") is not None

@@ -442,7 +442,7 @@ def test_integrate_user_keeps_a_symlinked_settings_file_a_symlink(
     result = run_user("integrate", "claude", "--user", cwd=clone)
     assert result.code == 0, result.stderr
     assert link.is_symlink() and os.readlink(link) == str(dotfiles)
-    assert "resume-kit brief --format claude-hook" in dotfiles.read_text()
+    assert "brief --format claude-hook" in dotfiles.read_text()  # after the executable
     assert '    "model": "opus"' in dotfiles.read_text()
     assert stat.S_IMODE(dotfiles.stat().st_mode) == 0o600
     result = run_user("integrate", "claude", "--user", "--remove", cwd=clone)

@@ -50,8 +50,9 @@ def our_commands(data: dict[str, Any]) -> dict[str, list[str]]:
     for event, groups in data.get("hooks", {}).items():
         for group in groups:
             for hook in group["hooks"]:
-                if hook["command"].startswith("resume-kit "):
-                    found.setdefault(event, []).append(hook["command"])
+                args = merge.command_args(hook["command"])
+                if args is not None:  # ours, whichever executable it names (point 17)
+                    found.setdefault(event, []).append(f"resume-kit {args}")
     return found
 
 
@@ -67,10 +68,11 @@ def test_merge_keeps_everything_else_is_idempotent_and_removes_cleanly(repo: Pat
     merged = json.loads(merged_text)
     assert our_commands(merged) == {
         "SessionStart": ["resume-kit brief --format claude-hook"],
+        "PostCompact": ["resume-kit brief --format claude-hook"],
         "PreCompact": ["resume-kit snapshot --quiet --trigger pre-compact"],
     }
     ours = merged["hooks"]["SessionStart"][-1]
-    assert ours["matcher"] == "startup|resume|clear|compact"
+    assert ours["matcher"] == "startup|resume|clear|compact|fork"
     assert ours["hooks"][0]["type"] == "command"
     # everything that was there is still there, in the same order
     assert list(merged) == list(ORIGINAL)
@@ -100,8 +102,8 @@ def test_a_file_we_created_goes_away_on_remove(repo: Path) -> None:
     assert run_cli("integrate", "claude", "--stop-verify", cwd=repo).code == 0
     path = repo / ".claude" / "settings.json"
     data = json.loads(path.read_text())
-    assert set(our_commands(data)) == {"SessionStart", "PreCompact", "Stop"}
-    assert data["hooks"]["Stop"][0]["hooks"][0]["command"] == "resume-kit stop-check"
+    assert set(our_commands(data)) == {"SessionStart", "PostCompact", "PreCompact", "Stop"}
+    assert our_commands(data)["Stop"] == ["resume-kit stop-check"]
     assert run_cli("integrate", "claude", "--remove", cwd=repo).code == 0
     assert not path.exists()
     assert not (repo / ".claude").exists()
@@ -174,9 +176,11 @@ def test_codex_hooks_file(repo: Path) -> None:
     data = json.loads(path.read_text())
     assert our_commands(data) == {
         "Stop": ["resume-kit stop-check"],
-        "SessionStart": ["resume-kit brief --format claude-hook"],
+        "SessionStart": ["resume-kit brief --format claude-hook --max-tokens 1800"],
         "PreCompact": ["resume-kit snapshot --quiet --trigger pre-compact"],
     }
+    # point 11: the limit Codex spills context above is explicit, the brief asks for less
+    assert data["hooks"]["SessionStart"][0]["hooks"][0]["additionalContextLimit"] == 2500
     assert data["hooks"]["Stop"][0] == original["hooks"]["Stop"][0]
     assert run_cli("integrate", "codex", "--remove", cwd=repo).code == 0
     assert path.read_text() == original_text

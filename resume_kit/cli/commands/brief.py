@@ -156,14 +156,33 @@ def _hook_note(message: str) -> str:
     )
 
 
+def _first_for_compaction(hook_input: dict[str, Any]) -> bool:
+    from resume_kit.infra.cachedir import user_cache_root
+    from resume_kit.integrations.compact_once import compaction_event, should_deliver
+
+    event = compaction_event(hook_input)
+    session = hook_input.get("session_id")
+    if event is None or not isinstance(session, str) or not session:
+        return True
+    return should_deliver(user_cache_root(), session, event)
+
+
 def _run_hook(max_tokens: int | None, output: Path | None) -> int:
     from resume_kit.cli.ui import say
 
+    hook_input: dict[str, Any] = {}
     try:
         from resume_kit.integrations.agent_input import read_hook_input
 
         hook_input = read_hook_input(timeout=1.0)
+        if not _first_for_compaction(hook_input):
+            return 0  # the other event of this compaction delivered the brief
         text, rendered, _ = _build(max_tokens, HOOK_FORMAT, False, hook_input=hook_input)
+        if hook_input.get("hook_event_name") == "PostCompact":
+            import json
+
+            # PostCompact takes no hookSpecificOutput: its plain stdout reaches the model.
+            text = json.loads(text)["hookSpecificOutput"]["additionalContext"] + "\n"
         _write(text, output)
         if not rendered.fits:
             say("the brief is over its token budget even at its minimum")
@@ -184,7 +203,12 @@ def _run_hook(max_tokens: int | None, output: Path | None) -> int:
     first = (note.splitlines() or [""])[0]
     say(f"no brief: {first}")
     with contextlib.suppress(Exception):
-        _write(_hook_note(first), output)
+        note_text = _hook_note(first)
+        if hook_input.get("hook_event_name") == "PostCompact":
+            import json
+
+            note_text = json.loads(note_text)["hookSpecificOutput"]["additionalContext"] + "\n"
+        _write(note_text, output)
     return 0
 
 

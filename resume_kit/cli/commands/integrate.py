@@ -1,4 +1,4 @@
-"""`resume-kit integrate claude|codex [--remove] [--stop-verify]` and the hidden `stop-check`."""
+"""`resume-kit integrate claude|codex|gemini|agents-md [--remove]` and the hidden `stop-check`."""
 
 from __future__ import annotations
 
@@ -19,10 +19,17 @@ def _shown(path: Path, root: Path | None) -> str:
     return str(path)
 
 
-def _apply(path: Path, root: Path | None, remove: bool, stop_verify: bool, project: bool) -> int:
+def _apply(
+    path: Path,
+    root: Path | None,
+    remove: bool,
+    specs: list[settings.HookSpec],
+    project: bool,
+) -> int:
     where = _shown(path, root)
     if remove:
-        change = settings.uninstall(path, remove_empty_dir=project, root=root)
+        ours = settings.OUR_ARGS | {spec.args for spec in specs}
+        change = settings.uninstall(path, remove_empty_dir=project, root=root, args=ours)
         if not change.wrote:
             out(f"no resume-kit hooks in {where}: nothing changed")
         elif change.deleted:
@@ -33,20 +40,20 @@ def _apply(path: Path, root: Path | None, remove: bool, stop_verify: bool, proje
         else:
             out(f"removed resume-kit {', '.join(change.events)} hooks from {where}")
         return 0
-    change = settings.install(path, settings.specs_for(stop_verify), root)
+    change = settings.install(path, specs, root)
     if change.wrote:
         out(f"added resume-kit {', '.join(change.events)} hooks to {where}")
     else:
         out(f"resume-kit hooks already in {where}: nothing changed")
-    if not settings.resume_kit_on_path():
+    if settings.executable() is None:
         warn(
-            "`resume-kit` is not on PATH: the agent runs the hooks through PATH, so they "
-            "fail until it is (for example: pipx install resume-kit)"
+            "`resume-kit` is not on PATH and this process is not its script: the hooks call "
+            "it through PATH, so they fail until it is (for example: pipx install resume-kit)"
         )
     return 0
 
 
-def claude(user: bool, remove: bool, stop_verify: bool) -> int:
+def claude(user: bool, remove: bool, stop_verify: bool, local: bool = False) -> int:
     from resume_kit.integrations import claude as claude_paths
 
     root: Path | None = None
@@ -56,15 +63,16 @@ def claude(user: bool, remove: bool, stop_verify: bool) -> int:
         from resume_kit.infra.paths import find_layout
 
         root = find_layout().root
-        path = claude_paths.project_settings(root)
+        path = (claude_paths.local_settings if local else claude_paths.project_settings)(root)
+    specs = settings.specs_for(stop_verify, settings.executable())
     where = _shown(path, root)
     if remove:
         denied = claude_paths.remove_deny_rules(path, root)
-        code = _apply(path, root, remove, stop_verify, project=not user)
+        code = _apply(path, root, remove, specs, project=not user)
         if denied:
             out(f"removed the rules denying the agent `resume-kit trust` from {where}")
         return code
-    code = _apply(path, root, remove, stop_verify, project=not user)
+    code = _apply(path, root, remove, specs, project=not user)
     if claude_paths.add_deny_rules(path, root):
         out(
             f"added permission rules to {where} that deny the agent `resume-kit trust`: "
@@ -78,7 +86,50 @@ def codex(remove: bool, stop_verify: bool) -> int:
     from resume_kit.integrations import codex as codex_paths
 
     root = find_layout().root
-    return _apply(codex_paths.project_hooks(root), root, remove, stop_verify, project=True)
+    specs = codex_paths.specs(stop_verify, settings.executable())
+    code = _apply(codex_paths.project_hooks(root), root, remove, specs, project=True)
+    if not remove:
+        for line in codex_paths.REQUIREMENTS:
+            out(line)
+    return code
+
+
+def gemini(remove: bool, stop_verify: bool) -> int:
+    from resume_kit.infra.paths import find_layout
+    from resume_kit.integrations import gemini as gemini_paths
+
+    root = find_layout().root
+    specs = gemini_paths.specs(settings.executable(), stop_verify)
+    return _apply(gemini_paths.project_settings(root), root, remove, specs, project=True)
+
+
+def cursor(remove: bool) -> int:
+    from resume_kit.infra.paths import find_layout
+    from resume_kit.integrations import cursor as cursor_conf
+
+    for line in cursor_conf.apply(find_layout().root, settings.executable(), remove):
+        out(line)
+    return 0
+
+
+def aider(remove: bool) -> int:
+    from resume_kit.infra.paths import find_layout
+    from resume_kit.integrations import aider as aider_conf
+
+    layout = find_layout()
+    for line in (aider_conf.uninstall if remove else aider_conf.install)(layout.root, layout):
+        out(line)
+    return 0
+
+
+def agents_md(files: list[str], remove: bool) -> int:
+    from resume_kit.infra.paths import find_layout
+    from resume_kit.integrations import agents_md as block
+
+    root = find_layout().root
+    for name in files:
+        out(block.apply(root, name, remove))
+    return 0
 
 
 # --------------------------------------------------------------------------- Stop hook

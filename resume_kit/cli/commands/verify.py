@@ -22,6 +22,8 @@ from resume_kit.infra.errors import (
 )
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from resume_kit.infra.paths import Layout
     from resume_kit.model.progress import Progress, Unit
     from resume_kit.runner.verify import Outcome
@@ -156,7 +158,9 @@ def run(
                 "--stale and --unit cannot be used together",
                 hint="use --unit ID to re-verify one unit, or --stale for every stale one",
             )
-        return _run_stale(layout, progress, timeout_s, dry_run, json_out)
+        code = _run_stale(layout, progress, timeout_s, dry_run, json_out)
+        _refresh_aider_brief(layout.root)
+        return code
     unit = pick_next(progress, unit_id)
     if unit is None:
         if json_out:
@@ -176,4 +180,11 @@ def run(
         print_json(data)
     else:
         report(outcome, layout)
+    _refresh_aider_brief(layout.root)
     return code
+
+
+def _refresh_aider_brief(root: Path) -> None:
+    from resume_kit.integrations.aider import refresh
+
+    refresh(root)  # `integrate aider` only; fail-open

@@ -13,7 +13,10 @@ app = typer.Typer()
 hook_app = typer.Typer(
     help="Git hooks: post-commit snapshots and Resume-Unit trailers.", no_args_is_help=True
 )
-integrate_app = typer.Typer(help="Agent hooks for Claude Code and Codex CLI.", no_args_is_help=True)
+integrate_app = typer.Typer(
+    help="Agent hooks for Claude Code, Codex CLI and Gemini CLI; an AGENTS.md block.",
+    no_args_is_help=True,
+)
 RemoveOpt = Annotated[bool, typer.Option("--remove", help="Remove our hooks again.")]
 StopVerifyOpt = Annotated[
     bool,
@@ -76,13 +79,17 @@ def integrate_claude(
         bool,
         typer.Option("--user", help="Change ~/.claude/settings.json instead of the project's."),
     ] = False,
+    local: Annotated[
+        bool,
+        typer.Option("--local", help="Change .claude/settings.local.json (yours, not in git)."),
+    ] = False,
     remove: RemoveOpt = False,
     stop_verify: StopVerifyOpt = False,
 ) -> None:
-    """Add SessionStart and PreCompact hooks to Claude Code's settings."""
+    """Add SessionStart, PostCompact and PreCompact hooks to Claude Code's settings."""
     from resume_kit.cli.commands import integrate as cmd
 
-    exit_with(cmd.claude(user, remove, stop_verify))
+    exit_with(cmd.claude(user, remove, stop_verify, local))
 
 
 @integrate_app.command("codex")
@@ -94,6 +101,48 @@ def integrate_codex(
     from resume_kit.cli.commands import integrate as cmd
 
     exit_with(cmd.codex(remove, stop_verify))
+
+
+@integrate_app.command("gemini")
+def integrate_gemini(remove: RemoveOpt = False, stop_verify: StopVerifyOpt = False) -> None:
+    """Add SessionStart and PreCompress hooks to .gemini/settings.json."""
+    from resume_kit.cli.commands import integrate as cmd
+
+    exit_with(cmd.gemini(remove, stop_verify))
+
+
+@integrate_app.command("cursor")
+def integrate_cursor(remove: RemoveOpt = False) -> None:
+    """A preCompact snapshot hook in .cursor/hooks.json and a rules file to read the brief."""
+    from resume_kit.cli.commands import integrate as cmd
+
+    exit_with(cmd.cursor(remove))
+
+
+@integrate_app.command("aider")
+def integrate_aider(remove: RemoveOpt = False) -> None:
+    """Keep .resume-kit/brief.md fresh and list it under `read:` in .aider.conf.yml."""
+    from resume_kit.cli.commands import integrate as cmd
+
+    exit_with(cmd.aider(remove))
+
+
+@integrate_app.command("agents-md")
+def integrate_agents_md(
+    files: Annotated[
+        list[str] | None,
+        typer.Argument(
+            metavar="[FILE]...",
+            click_type=PLAIN,
+            help="AGENTS.md, CLAUDE.md and/or GEMINI.md (default: AGENTS.md).",
+        ),
+    ] = None,
+    remove: RemoveOpt = False,
+) -> None:
+    """Write (or remove) one marked block telling agents how to work with resume-kit."""
+    from resume_kit.cli.commands import integrate as cmd
+
+    exit_with(cmd.agents_md(files or ["AGENTS.md"], remove))
 
 
 @app.command("stop-check", hidden=True)

@@ -204,11 +204,6 @@ def test_brief_reaches_the_model_after_compact(workspace: Workspace) -> None:
     assert ws.snapshot_triggers().count("pre-compact") == 1  # the PreCompact hook ran
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 21 point 11: `integrate codex` sets no additionalContextLimit; Codex "
-    "0.171.0 reports it null (default 2,500 tokens: a longer brief is spilled to a file)",
-)
 def test_integrate_sets_the_context_limit(workspace: Workspace) -> None:
     ws = workspace
     ws.write_goal("Startup-marker-c1a7 extract the contracts")
