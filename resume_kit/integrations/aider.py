@@ -27,11 +27,11 @@ def enabled(layout: Any) -> bool:
 
 def write_brief(layout: Any) -> None:
     """Render the markdown brief into ``.resume-kit/brief.md`` (no symlink followed)."""
-    from resume_kit.cli.commands.brief import _build
+    from resume_kit.brief.pipeline import build
     from resume_kit.infra.safefs import contained
     from resume_kit.infra.store import atomic_write
 
-    text, _, _ = _build(None, "markdown", False, hook_input={"cwd": str(layout.root)})
+    text, _, _ = build(None, "markdown", False, hook_input={"cwd": str(layout.root)})
     atomic_write(contained(layout.root, BRIEF_REL), text)
 
 

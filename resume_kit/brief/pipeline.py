@@ -1,0 +1,107 @@
+"""The brief from end to end: snapshot the workspace, reconcile it with the progress file,
+build the brief and render it (SPEC 4). Used by `resume-kit brief`, its hook answer and the
+Aider integration's brief file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+
+def build(
+    max_tokens: int | None,
+    fmt: str,
+    summarize: bool | None,
+    *,
+    hook_input: dict[str, Any] | None,
+) -> tuple[str, Any, Any]:
+    """(rendered text, RenderedBrief, layout) for the current work tree."""
+    from resume_kit.brief.build import build_brief
+    from resume_kit.brief.render import render
+    from resume_kit.core.reconcile import reconcile
+    from resume_kit.facts.snapshot import take_snapshot
+    from resume_kit.facts.snapshot_store import save_snapshot
+    from resume_kit.infra.paths import find_layout
+    from resume_kit.progress_file import config as config_mod
+    from resume_kit.progress_file import io as progress_io
+
+    hook_mode = hook_input is not None
+    start: Path | None = None
+    transcript_path: Path | None = None
+    if hook_input:
+        cwd = hook_input.get("cwd")
+        if isinstance(cwd, str) and Path(cwd).is_dir():
+            start = Path(cwd)
+        if isinstance(hook_input.get("transcript_path"), str):
+            transcript_path = Path(hook_input["transcript_path"])
+    layout = find_layout(start)
+    progress = progress_io.load(layout).progress
+    config = config_mod.load(layout)
+    from resume_kit.infra.tokens import preload
+
+    preload()  # the brief is nearly always counted exactly: load the tokenizer while git runs
+    snapshot = take_snapshot(
+        layout, config, "brief", progress=progress, transcript_path=transcript_path, hook=hook_input
+    )
+    save_snapshot(layout, snapshot, config.keep_snapshots)
+    findings = reconcile(progress, snapshot)
+
+    summary = None
+    from resume_kit.brief.summarize import should_summarize
+
+    if should_summarize(config, summarize, hook_mode):
+        from resume_kit.brief.summarize import SummaryInputs
+        from resume_kit.brief.summarize import summarize as run_summary
+
+        inputs = SummaryInputs.from_snapshot(
+            snapshot, goal=progress.goal, references=[u.id for u in progress.units]
+        )
+        result = run_summary(inputs, config=config, cache_dir=layout.user_cache, force=summarize)
+        if result.note:
+            from resume_kit.infra.messages import say
+
+            say(result.note)
+        summary = result.summary
+
+    brief = build_brief(
+        progress,
+        snapshot,
+        findings,
+        summary=summary,
+        next_approved=_next_approved(layout, progress),
+    )
+    budget = max_tokens if max_tokens is not None else config.brief_max_tokens
+    rendered = render(brief, fmt, budget, _approved_template(layout.root))
+    return rendered.text, rendered, layout
+
+
+def _next_approved(layout: Any, progress: Any) -> bool:
+    """Whether a person approved the next unit's verify command on this machine."""
+    from resume_kit.infra.trust import is_trusted
+    from resume_kit.model.progress import pick_next
+
+    unit = pick_next(progress)
+    if unit is None or not unit.verify:
+        return True
+    return is_trusted(layout.root, unit.id, unit.verify)
+
+
+def _approved_template(root: Path) -> Any:
+    """The repository's brief template if a person approved its exact content on this
+    machine; else None (the shipped one is used) and one line on stderr saying so."""
+    from resume_kit.brief import repo_template
+    from resume_kit.infra.trust import template_trusted
+
+    found = repo_template.find(root)
+    if found is None:
+        return None
+    if template_trusted(root, found.rel_path, found.sha256):
+        return found
+    from resume_kit.infra.messages import warning
+
+    warning(
+        f"{found.rel_path} is not approved on this machine, so the "
+        "shipped brief template is used; a person must review it and approve it with "
+        "`resume-kit trust`"
+    )
+    return None
