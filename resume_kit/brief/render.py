@@ -191,6 +191,11 @@ def _note(hidden: dict[str, int], kind: str, n: int) -> None:
         hidden[kind] = hidden.get(kind, 0) + n
 
 
+def _at_least_one(ranges: int | None) -> int | None:
+    """A range limit that keeps one run at the least (None: no limit)."""
+    return None if ranges is None else max(1, ranges)
+
+
 def _done_view(brief: Brief, limits: Limits, hidden: dict[str, int]) -> dict[str, Any]:
     part = brief.progress
     groups, _ = _take(part.done_groups, limits.done_ranges)
@@ -207,10 +212,10 @@ def _done_view(brief: Brief, limits: Limits, hidden: dict[str, int]) -> dict[str
         done_md = ", ".join(rendered) + (f" … and {more_done} more" if more_done else "")
     blocked_md = None
     if part.blocked_ids:
-        blocked_md = ranges_md(part.blocked_ids, limits.done_ranges or 1)
+        blocked_md = ranges_md(part.blocked_ids, _at_least_one(limits.done_ranges))
     claimed_md = None
     if part.claimed_ids:
-        claimed_md = ranges_md(part.claimed_ids, limits.done_ranges or 1)
+        claimed_md = ranges_md(part.claimed_ids, _at_least_one(limits.done_ranges))
     return {
         "line": _progress_line(brief),
         "done_md": done_md,
