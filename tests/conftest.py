@@ -30,6 +30,13 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 SLOW_TESTS = frozenset(
     {
         "tests/adversarial/test_injection.py::test_fuzzed_file_names_through_the_real_cli",
+        "tests/adversarial/test_injection.py::test_json_and_hook_formats_keep_it_data",
+        "tests/adversarial/test_security_hooks.py::test_a_filter_driver_that_cannot_be_switched_off_stops_git_before_it_starts",
+        "tests/e2e/test_brief_scenarios.py::test_facts_other_points_add",
+        "tests/e2e/test_brief_scenarios.py::test_the_brief_states_the_scenario_facts",
+        "tests/cli/test_integrate_agents.py::test_the_brief_is_delivered_once_per_compaction",
+        "tests/unit/test_summarize.py::test_second_call_is_served_from_the_cache",
+        "tests/cli/test_verify.py::test_background_writer_does_not_hang_the_run",
         "tests/adversarial/test_injection.py::test_fuzzed_untrusted_text_never_leaves_its_code",
         "tests/adversarial/test_injection.py::test_injected_text_stays_quoted_data_in_the_brief",
         "tests/adversarial/test_secrets_corpus.py::test_no_secret_reaches_any_output",
