@@ -83,22 +83,23 @@ def install(root: Path, layout: Any) -> list[str]:
     lines: list[str] = []
     path, text = _conf_text(root)
     reads = _reads(text or "")
+    listed = reads == BRIEF_REL or (isinstance(reads, list) and BRIEF_REL in reads)
+    if reads is not None and not listed:
+        raise ResumeKitError(
+            f"{CONF} already has a `read:` entry; nothing was changed",
+            hint=f"add {BRIEF_REL} to it by hand, then run the command again",
+        )
+    write_brief(layout)  # first: a brief.md that cannot be written leaves everything as it was
     if reads is None:
         base = text or ""
         sep = "" if not base or base.endswith("\n") else "\n"
         atomic_write(path, base + sep + READ_BLOCK)
         lines.append(f"added {BRIEF_REL} to `read:` in {CONF}")
-    elif reads == BRIEF_REL or (isinstance(reads, list) and BRIEF_REL in reads):
-        lines.append(f"{BRIEF_REL} already in `read:` in {CONF}: nothing changed")
     else:
-        raise ResumeKitError(
-            f"{CONF} already has a `read:` entry; nothing was changed",
-            hint=f"add {BRIEF_REL} to it by hand, then run the command again",
-        )
+        lines.append(f"{BRIEF_REL} already in `read:` in {CONF}: nothing changed")
     switch = _switch(layout)
     switch.parent.mkdir(parents=True, exist_ok=True)
     switch.write_text("on\n")
-    write_brief(layout)
     lines.append(f"wrote {BRIEF_REL}; it is rewritten after every commit and every verify")
     return lines
 

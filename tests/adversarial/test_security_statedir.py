@@ -483,3 +483,30 @@ def test_a_fifo_settings_file_does_not_hang(tmp_path: Path, isolated_home: Path)
         assert result.code == 2, result.stderr
         assert "not a regular file (a FIFO)" in result.stderr
         assert time.monotonic() - began < 20
+
+
+def test_integrate_aider_never_writes_through_a_committed_symlink(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    """A clone's `.resume-kit/brief.md` or `.aider.conf.yml` pointing at the user's shell rc:
+    `integrate aider` refuses in one line, and the refreshes after a commit and a verify that
+    the user's switch then asks for leave the target alone."""
+    secrets = plant_user_secrets(isolated_home)
+    bashrc = secrets["bashrc"]
+    original = bashrc.read_text()
+    for name, link in (("brief", ".resume-kit/brief.md"), ("conf", ".aider.conf.yml")):
+        clone = hostile_clone(
+            tmp_path / name,
+            {".resume-kit/progress.yaml": PROGRESS},
+            symlinks={link: str(bashrc)},
+        )
+        one_line_refusal(run_user("integrate", "aider", cwd=clone), link)
+        if name == "brief":  # refused before anything was written
+            assert not (clone / ".aider.conf.yml").exists()
+        assert run_user("hook", "install", cwd=clone).code == 0
+        (clone / "work.txt").write_text("x\n")
+        user_git(clone, "add", "work.txt")
+        assert user_git(clone, "commit", "-q", "-m", "work").returncode == 0
+        run_user("verify-next", cwd=clone, env=TRUST_ALL)
+        assert bashrc.read_text() == original and not bashrc.is_symlink()
+        assert (clone / link).is_symlink()
