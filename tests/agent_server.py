@@ -24,8 +24,10 @@ import json
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.loopback import Loopback, StateServer
 
 MAX_BODY = 32 << 20
 
@@ -178,7 +180,7 @@ def openai_events(parts: list[Part], n: int) -> Iterator[bytes]:
 
 
 class _Handler(BaseHTTPRequestHandler):
-    server: _Server
+    server: StateServer[_State]
     protocol_version = "HTTP/1.1"
 
     def log_message(self, format: str, *args: Any) -> None:  # quiet test output
@@ -289,23 +291,9 @@ def _anthropic_message(parts: list[Part], model: str, n: int) -> dict[str, Any]:
     }
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    state: _State
-
-
-class AgentServer:
+class AgentServer(Loopback[_State]):
     def __init__(self, script: Script = answer_ok) -> None:
-        self._server = _Server(("127.0.0.1", 0), _Handler)
-        self._server.state = _State(script)
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-
-    @property
-    def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
+        super().__init__(_Handler, _State(script))
 
     @property
     def script(self) -> Script:
@@ -333,19 +321,3 @@ class AgentServer:
     def clear(self) -> None:
         with self._server.state.lock:
             self._server.state.recorded.clear()
-
-    def start(self) -> AgentServer:
-        self._thread.start()
-        return self
-
-    def close(self) -> None:
-        if self._thread.is_alive():
-            self._server.shutdown()
-            self._thread.join(timeout=5)
-        self._server.server_close()
-
-    def __enter__(self) -> AgentServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()

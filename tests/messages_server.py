@@ -15,8 +15,10 @@ from __future__ import annotations
 import json
 import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.loopback import Loopback, StateServer
 
 MAX_BODY = 8 << 20
 MAX_STALL_S = 10.0
@@ -74,7 +76,7 @@ def _message(behaviour: Behaviour, model: str) -> dict[str, Any]:
 
 
 class _Handler(BaseHTTPRequestHandler):
-    server: _Server
+    server: StateServer[_State]
     protocol_version = "HTTP/1.1"
 
     def log_message(self, format: str, *args: Any) -> None:  # quiet test output
@@ -119,23 +121,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, json.dumps(_message(behaviour, model)).encode(), behaviour.headers)
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    state: _State
-
-
-class MessagesServer:
+class MessagesServer(Loopback[_State]):
     def __init__(self, behaviours: list[Behaviour] | None = None) -> None:
-        self._server = _Server(("127.0.0.1", 0), _Handler)
-        self._server.state = _State(behaviours or [Behaviour.ok("{}")])
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-
-    @property
-    def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
+        super().__init__(_Handler, _State(behaviours or [Behaviour.ok("{}")]))
 
     @property
     def behaviours(self) -> list[Behaviour]:
@@ -160,19 +148,5 @@ class MessagesServer:
         with self._server.state.lock:
             return list(self._server.state.headers)
 
-    def start(self) -> MessagesServer:
-        self._thread.start()
-        return self
-
-    def close(self) -> None:
+    def release(self) -> None:
         self._server.state.released.set()
-        if self._thread.is_alive():
-            self._server.shutdown()
-            self._thread.join(timeout=5)
-        self._server.server_close()
-
-    def __enter__(self) -> MessagesServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
