@@ -35,13 +35,10 @@ def write_brief(layout: Any) -> None:
     atomic_write(contained(layout.root, BRIEF_REL), text)
 
 
-def refresh(start: Path) -> None:
-    """After a commit or a verify: rewrite the brief file when Aider is integrated. Fail-open:
-    any trouble is one line on stderr."""
+def refresh(layout: Any) -> None:
+    """After a commit or a verify: rewrite the brief file of ``layout``'s work tree when Aider
+    is integrated. Fail-open: any trouble is one line on stderr."""
     try:
-        from resume_kit.infra.paths import find_layout
-
-        layout = find_layout(start)
         if enabled(layout):
             write_brief(layout)
     except Exception as exc:

@@ -421,9 +421,14 @@ def post_commit(args: list[str], worktree: str) -> int:
     from resume_kit.cli.commands.snapshot import run
 
     code = run(json_out=False, quiet=True, trigger="post-commit", start=Path(worktree))
+    from resume_kit.infra.paths import find_layout
     from resume_kit.integrations.aider import refresh
 
-    refresh(Path(worktree))  # `integrate aider`: fail-open, a no-op otherwise
+    try:
+        layout = find_layout(Path(worktree))
+    except Exception:  # not a work tree any more: nothing to refresh (the snapshot said why)
+        return code
+    refresh(layout)  # `integrate aider`: fail-open, else a no-op
     return code
 
 

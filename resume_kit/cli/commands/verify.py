@@ -22,8 +22,6 @@ from resume_kit.infra.errors import (
 )
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from resume_kit.infra.paths import Layout
     from resume_kit.model.progress import Progress, Unit
     from resume_kit.runner.verify import Outcome
@@ -159,7 +157,7 @@ def run(
                 hint="use --unit ID to re-verify one unit, or --stale for every stale one",
             )
         code = _run_stale(layout, progress, timeout_s, dry_run, json_out)
-        _refresh_aider_brief(layout.root)
+        _refresh_aider_brief(layout)
         return code
     unit = pick_next(progress, unit_id)
     if unit is None:
@@ -180,11 +178,11 @@ def run(
         print_json(data)
     else:
         report(outcome, layout)
-    _refresh_aider_brief(layout.root)
+    _refresh_aider_brief(layout)
     return code
 
 
-def _refresh_aider_brief(root: Path) -> None:
+def _refresh_aider_brief(layout: Layout) -> None:
     from resume_kit.integrations.aider import refresh
 
-    refresh(root)  # `integrate aider` only; fail-open
+    refresh(layout)  # `integrate aider` only; fail-open
