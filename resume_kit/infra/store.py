@@ -20,7 +20,7 @@ import stat
 import time
 from pathlib import Path
 
-from resume_kit.infra.errors import LockError
+from resume_kit.infra.errors import LockError, ResumeKitError
 from resume_kit.infra.paths import GITIGNORE_BODY, Layout
 from resume_kit.infra.safefs import (
     FileTooLarge,
@@ -103,11 +103,18 @@ def atomic_write(path: Path, data: bytes | str, mode: int | None = None) -> None
     """
     payload = data.encode("utf-8") if isinstance(data, str) else data
     path.parent.mkdir(parents=True, exist_ok=True)
-    if mode is None:
-        with contextlib.suppress(OSError):
-            info = os.lstat(path)
-            if stat.S_ISREG(info.st_mode):
-                mode = stat.S_IMODE(info.st_mode)
+    try:
+        info: os.stat_result | None = os.lstat(path)
+    except FileNotFoundError:
+        info = None
+    if info is not None and not (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)):
+        # Renaming over a device, FIFO or socket would replace it (as root: /dev/null too).
+        raise ResumeKitError(
+            f"{path} is {file_kind(info.st_mode)}: resume-kit writes only regular files",
+            hint="give the path of a file, or of one that does not exist yet",
+        )
+    if mode is None and info is not None and stat.S_ISREG(info.st_mode):
+        mode = stat.S_IMODE(info.st_mode)
     remove_stale_temporaries(path.parent, path.name)
     tmp = temporary_path(path)
     fd = os.open(tmp, _CREATE, 0o666 if mode is None else mode)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from resume_kit.infra.errors import LockError
+from resume_kit.infra.errors import LockError, ResumeKitError
 from resume_kit.infra.store import FileLock, atomic_write, keep_history
 from tests.conftest import run_cli
 
@@ -22,6 +22,33 @@ def test_atomic_write_replaces_and_leaves_no_temporary_files(tmp_path: Path) -> 
     atomic_write(target, "two\n")
     assert target.read_text() == "two\n"
     assert sorted(os.listdir(tmp_path)) == ["f.yaml"]
+
+
+def test_atomic_write_refuses_to_replace_a_fifo_a_folder_or_a_socket(tmp_path: Path) -> None:
+    # Renaming over them would replace them; as root the same would replace /dev/null.
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    sock_path = tmp_path / "sock"
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(sock_path))
+    try:
+        for target, kind in ((fifo, "a FIFO"), (folder, "a directory"), (sock_path, "a socket")):
+            with pytest.raises(ResumeKitError, match=f"is {kind}: resume-kit writes only regular"):
+                atomic_write(target, "x")
+            assert not target.is_file()
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["fifo", "folder", "sock"]
+    finally:
+        server.close()
+
+
+def test_brief_output_to_a_device_is_refused_in_one_line(repo: Path) -> None:
+    run_cli("init", "--goal", "g", cwd=repo)
+    result = run_cli("brief", "--output", os.devnull, cwd=repo)
+    assert result.code == 2
+    assert f"{os.devnull} is a device" in result.stderr
+    assert os.path.exists(os.devnull) and not os.path.isfile(os.devnull)
 
 
 def test_lock_is_exclusive_and_names_a_live_holder(tmp_path: Path) -> None:
