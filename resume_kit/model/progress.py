@@ -14,7 +14,7 @@ from typing import Literal
 from resume_kit.core.timeutil import now_utc
 from resume_kit.infra.errors import ProgressFileError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 STATUSES = ("todo", "in_progress", "done", "blocked")
 ACTION_STATUSES = ("success", "unknown", "failed")
 # \Z, not $: "$" also matches before a final newline, so "a\n" would pass as an id
@@ -32,6 +32,10 @@ UNIT_KEYS = (
     "files",
     "artifacts",
     "after",
+    "parallel",
+    "group",
+    "notes",
+    "blocked_reason",
     "evidence",
     "last_failure",
 )
@@ -74,6 +78,11 @@ class Unit:
     after: list[str] = field(default_factory=list)
     evidence: Evidence | None = None
     last_failure: LastFailure | None = None
+    # schema 2: written only when set (parallel only when true)
+    parallel: bool = False  # safe to run alongside other units
+    group: str | None = None  # the heading or story the unit belongs to
+    notes: str | None = None  # what someone was in the middle of
+    blocked_reason: str | None = None
     line: int | None = field(default=None, compare=False, repr=False)
 
 
