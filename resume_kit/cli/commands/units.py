@@ -98,9 +98,7 @@ def set_status(unit_id: str, status: Status, reason: str | None = None) -> int:
             unit.evidence = None
         if status == "todo":
             unit.last_failure = None
-        if status == "blocked" and reason:
-            line = f"{unit_id} blocked: {' '.join(reason.split())}"
-            notes = doc.progress.notes
-            doc.progress.notes = f"{notes.rstrip()}\n{line}" if notes else line
+        # the reason belongs to the unit, and only while it is blocked
+        unit.blocked_reason = " ".join(reason.split()) if status == "blocked" and reason else None
     info(f"{unit_id}: {previous} -> {status}")
     return 0
