@@ -53,10 +53,7 @@ def add(
                     f"a unit with id '{unit_id}' already exists", hint="choose another --id"
                 )
         else:
-            base = progress.slugify(title)[:48].strip("-._") or "unit"
-            unit_id, n = base, 2
-            while unit_id in taken:
-                unit_id, n = f"{base}-{n}", n + 1
+            unit_id = progress.unique_id(progress.id_from_title(title), taken)
         for dep in after:
             if dep not in taken:
                 raise ResumeKitError(
