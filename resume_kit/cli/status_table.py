@@ -19,6 +19,7 @@ class Row:
     status: str
     evidence: str
     failure: str
+    group: str = ""
 
 
 def _evidence_text(unit: Unit, now: str) -> str:
@@ -60,7 +61,7 @@ def unit_rows(progress: Progress, findings: list[Finding], now: str) -> list[Row
     # every field comes from the progress file: one printable line each
     rows_of = [
         Row(shown(u.id), shown(u.title), shown(status_text(u)), shown(_evidence_text(u, now)),
-            shown(_failure_text(u)))
+            shown(_failure_text(u)), shown(u.group or ""))
         for u in progress.units
     ]  # fmt: skip
     if len(progress.units) <= SHOW_ALL_UNTIL:
@@ -78,6 +79,7 @@ def unit_rows(progress: Progress, findings: list[Finding], now: str) -> list[Row
                     run[0].status,
                     "",
                     "",
+                    rows_of[index[run[0].id]].group,
                 )
             )
         else:
@@ -89,7 +91,7 @@ def unit_rows(progress: Progress, findings: list[Finding], now: str) -> list[Row
         plain = (
             unit.id not in flagged and unit.last_failure is None and unit.status in ("done", "todo")
         )
-        if plain and (not run or run[0].status == unit.status):
+        if plain and (not run or (run[0].status, run[0].group) == (unit.status, unit.group)):
             run.append(unit)
             continue
         flush()
