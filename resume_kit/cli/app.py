@@ -73,7 +73,9 @@ def main(argv: list[str] | None = None) -> None:
         args = [a for a in args[:cut] if a != "--debug"] + args[cut:]
     else:
         args = [a for a in args if a != "--debug"]
-    command = typer.main.get_command(app)
+    from resume_kit.cli.params import plain_usage
+
+    command = plain_usage(typer.main.get_command(app))
     code = 0
     try:
         result = command.main(args=args, prog_name="resume-kit", standalone_mode=False)

@@ -1,4 +1,5 @@
-"""The commands that change a unit after it exists: edit, rm, rename, note."""
+"""The commands that change a unit after it exists: start, block, reset, edit, rm, rename,
+note."""
 
 from __future__ import annotations
 
@@ -13,6 +14,44 @@ app = typer.Typer()
 UnitId = Annotated[
     str, typer.Argument(metavar="ID", click_type=PLAIN, help="The id of the unit to change.")
 ]
+
+
+@app.command()
+def start(
+    unit_id: Annotated[str, typer.Argument(metavar="ID", click_type=PLAIN, help="The unit's id.")],
+) -> None:
+    """Mark a unit in progress."""
+    from resume_kit.cli.commands import units as cmd
+
+    exit_with(cmd.set_status(unit_id, "in_progress"))
+
+
+@app.command()
+def block(
+    unit_id: Annotated[str, typer.Argument(metavar="ID", click_type=PLAIN, help="The unit's id.")],
+    reason: Annotated[
+        str,
+        typer.Option(
+            "--reason",
+            metavar="TEXT",
+            help="Why it is blocked (kept on the unit; status and the brief show it).",
+        ),
+    ],
+) -> None:
+    """Mark a unit blocked; verify-next skips it."""
+    from resume_kit.cli.commands import units as cmd
+
+    exit_with(cmd.set_status(unit_id, "blocked", reason=reason))
+
+
+@app.command()
+def reset(
+    unit_id: Annotated[str, typer.Argument(metavar="ID", click_type=PLAIN, help="The unit's id.")],
+) -> None:
+    """Put a unit back to todo, dropping its evidence, last failure and block reason."""
+    from resume_kit.cli.commands import units as cmd
+
+    exit_with(cmd.set_status(unit_id, "todo"))
 
 
 @app.command()
