@@ -69,7 +69,7 @@ class ProgressDoc:
         return text
 
 
-_VERSION_LINE = r"^schema_version:[ \t]*(\d+)[ \t]*(?=#|$)"
+_VERSION_LINE = r"^schema_version:[ \t]*(\d+)[ \t]*(?=#|\r?$)"
 
 
 def _with_version(text: str, version: int) -> str | None:
