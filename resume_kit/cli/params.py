@@ -34,6 +34,28 @@ def _plain_type() -> Any:
 PLAIN = _plain_type()
 
 
+def plain_usage(command: Any) -> Any:
+    """``command`` (and its subcommands) with each required argument shown as ``ID`` in the
+    usage line, not typer's ``{ID}``, which reads like a placeholder to fill in."""
+    from typer.core import TyperArgument
+
+    class PlainArgument(TyperArgument):  # type: ignore[misc,valid-type,unused-ignore]
+        def make_metavar(self, ctx: Any, *, usage: bool = False) -> str:
+            text = str(super().make_metavar(ctx, usage=usage))
+            if usage and text.startswith("{") and text.endswith("}"):
+                return text[1:-1]
+            return text
+
+    stack = [command]
+    while stack:
+        current = stack.pop()
+        for param in current.params:
+            if type(param) is TyperArgument:
+                param.__class__ = PlainArgument
+        stack.extend((getattr(current, "commands", None) or {}).values())
+    return command
+
+
 def at_least(low: float) -> Callable[[Any], Any]:
     """The range check of typer's ``min=``, without the ``[x>=N]`` it adds to the help line."""
 

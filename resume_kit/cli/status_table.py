@@ -19,6 +19,7 @@ class Row:
     status: str
     evidence: str
     failure: str
+    group: str = ""
 
 
 def _evidence_text(unit: Unit, now: str) -> str:
@@ -60,7 +61,7 @@ def unit_rows(progress: Progress, findings: list[Finding], now: str) -> list[Row
     # every field comes from the progress file: one printable line each
     rows_of = [
         Row(shown(u.id), shown(u.title), shown(status_text(u)), shown(_evidence_text(u, now)),
-            shown(_failure_text(u)))
+            shown(_failure_text(u)), shown(u.group or ""))
         for u in progress.units
     ]  # fmt: skip
     if len(progress.units) <= SHOW_ALL_UNTIL:
@@ -78,6 +79,7 @@ def unit_rows(progress: Progress, findings: list[Finding], now: str) -> list[Row
                     run[0].status,
                     "",
                     "",
+                    rows_of[index[run[0].id]].group,
                 )
             )
         else:
@@ -89,7 +91,7 @@ def unit_rows(progress: Progress, findings: list[Finding], now: str) -> list[Row
         plain = (
             unit.id not in flagged and unit.last_failure is None and unit.status in ("done", "todo")
         )
-        if plain and (not run or run[0].status == unit.status):
+        if plain and (not run or (run[0].status, run[0].group) == (unit.status, unit.group)):
             run.append(unit)
             continue
         flush()
@@ -117,3 +119,28 @@ def free_text_widths(rows: list[Row], total: int) -> tuple[int, int]:
     failure_need = max(failure_need, len("last failure"))
     title_w = min(title_need, max(12, left - min(failure_need, left // 2)))
     return title_w, min(failure_need, max(12, left - title_w))
+
+
+NOTE_CHARS = 200  # a unit's note or block reason in status; the file keeps it whole
+
+
+def unit_details(progress: Progress) -> list[tuple[str, str, str]]:
+    """(kind, id, text) for what status says under the table: why each blocked unit is
+    blocked, and what the units in progress (or the next one) were in the middle of."""
+    from resume_kit.core.escape import escape_controls as shown
+    from resume_kit.core.inert import clip
+    from resume_kit.model.progress import pick_next
+
+    def text(value: str) -> str:
+        return shown(clip(" ".join(value.split()), NOTE_CHARS))
+
+    details = [
+        ("blocked", shown(u.id), text(u.blocked_reason))
+        for u in progress.units
+        if u.status == "blocked" and u.blocked_reason and u.blocked_reason.strip()
+    ]
+    nxt = pick_next(progress)
+    for unit in progress.units:
+        if unit.notes and unit.notes.strip() and (unit.status == "in_progress" or unit is nxt):
+            details.append(("note", shown(unit.id), text(unit.notes)))
+    return details

@@ -17,11 +17,15 @@ from resume_kit.infra.messages import PROG
 __all__ = ["PROG", "error_line", "hint", "info", "note", "out", "print_json", "say", "warn"]
 
 
+def is_terminal(stream: Any) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
 def colour_allowed(stream: Any) -> bool:
     if os.environ.get("NO_COLOR"):
         return False
-    isatty = getattr(stream, "isatty", None)
-    return bool(isatty and isatty())
+    return is_terminal(stream)
 
 
 @cache

@@ -59,12 +59,43 @@ class ProgressDoc:
         if old and all(old.get(k) == new.get(k) for k in TOP_KEYS if k != "units"):
             patched = patch_units(self.text, old.get("units", []), new["units"])
             if patched is not None:
+                patched = _with_version(patched, new["schema_version"])
+            if patched is not None:
                 return patched
         text = self.render()
         validate(
             parse_text(text, self.path.name), self.path.name
         )  # never write what we cannot read
         return text
+
+
+_VERSION_LINE = r"^schema_version:[ \t]*(\d+)[ \t]*(?=#|\r?$)"
+
+
+def _with_version(text: str, version: int) -> str | None:
+    """``text`` whose one top-level ``schema_version`` line says ``version`` (an older file is
+    rewritten as the current version when it is written for another reason), or None when
+    that line is not plainly there (then the full round trip decides)."""
+    import re
+
+    lines = list(re.finditer(_VERSION_LINE, text, re.MULTILINE))
+    if len(lines) != 1:
+        return None
+    match = lines[0]
+    if int(match.group(1)) == version:
+        return text
+    bumped = text[: match.start(1)] + str(version) + text[match.end(1) :]
+    # once per file: check that the line was the key and not text inside a value
+    from resume_kit.progress_file.patch import normalise, safe_load
+
+    try:
+        before, after = normalise(safe_load(text)), normalise(safe_load(bumped))
+    except Exception:
+        return None
+    if not isinstance(after, dict) or after.get("schema_version") != version:
+        return None
+    after["schema_version"] = before.get("schema_version") if isinstance(before, dict) else None
+    return bumped if after == before else None
 
 
 def read_text(path: Path) -> str:

@@ -76,6 +76,11 @@ def to_data(progress: Progress) -> dict[str, Any]:
         for key in ("files", "artifacts", "after"):
             if getattr(unit, key):
                 data[key] = list(getattr(unit, key))
+        if unit.parallel:
+            data["parallel"] = True
+        for key in ("group", "notes", "blocked_reason"):
+            if getattr(unit, key) is not None:
+                data[key] = getattr(unit, key)
         if unit.evidence is not None:
             ev = unit.evidence
             data["evidence"] = {

@@ -270,8 +270,37 @@ def _unit(raw: Any, index: int, problems: _Problems) -> Unit | None:
         last_failure=_failure(
             raw.get("last_failure"), label, _line_of(raw, "last_failure"), problems
         ),
+        parallel=_flag(raw, "parallel", label, problems),
+        group=_text_field(raw, "group", label, problems),
+        notes=_text_field(raw, "notes", label, problems),
+        blocked_reason=_text_field(raw, "blocked_reason", label, problems),
         line=line,
     )
+
+
+def _flag(raw: Any, key: str, label: str, problems: _Problems) -> bool:
+    """An optional boolean unit field (``parallel``); absent or empty is false."""
+    value = raw.get(key)
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        shown = f"'{_shown(value)}'" if isinstance(value, str) else _type_name(value)
+        problems.add(_line_of(raw, key), f"{label}: {key} must be true or false, not {shown}")
+        return False
+    return value
+
+
+def _text_field(raw: Any, key: str, label: str, problems: _Problems) -> str | None:
+    """An optional free-text unit field (``notes``, ``group``, ``blocked_reason``)."""
+    value = plain_value(raw.get(key))
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        problems.add(
+            _line_of(raw, key), f"{label}: {key} must be a string, not {_type_name(value)}"
+        )
+        return None
+    return value
 
 
 def _action(raw: Any, index: int, problems: _Problems) -> Action | None:
@@ -351,14 +380,27 @@ def _check_graph(units: list[Unit], problems: _Problems) -> None:
                 stack.append((nxt, iter(ids[nxt].after)))
 
 
+def graph_problems(units: list[Unit]) -> list[str]:
+    """What is wrong with the units' ids and ``after`` links (duplicates, unknown ids,
+    cycles), as the messages validation gives, without a file name."""
+    problems = _Problems("")
+    _check_graph(units, problems)
+    return [item.split(": ", 1)[1] if item.startswith(":") else item for item in problems.items]
+
+
 def migrate(raw: Any, name: str) -> tuple[Any, bool]:
     """Bring an older document up to SCHEMA_VERSION in memory. Returns (document, migrated).
 
     Version 0 is the pre-release layout: ``tasks`` instead of ``units`` and ``pending`` /
     ``completed`` statuses. A ``completed`` task becomes ``done`` without evidence, which
     reconcile then reports as DONE_UNVERIFIED: it was never verified by resume-kit.
+    Version 1 is version 2 without the optional unit fields ``parallel``, ``group``,
+    ``notes`` and ``blocked_reason``: only the number changes.
     """
     version = raw.get("schema_version")
+    if version == 1 and isinstance(version, int) and not isinstance(version, bool):
+        raw["schema_version"] = SCHEMA_VERSION
+        return raw, True
     if version == 0 and isinstance(version, int) and not isinstance(version, bool):
         if "tasks" in raw and "units" not in raw:
             position = list(raw.keys()).index("tasks")
@@ -533,8 +575,25 @@ def _unit_from_cache(raw: Any) -> Unit | None:
         failure = _failure_from_cache(raw["last_failure"])
         if failure is None:
             return None
+    parallel = raw.get("parallel", False)
+    texts = [raw.get(key) for key in ("group", "notes", "blocked_reason")]
+    if type(parallel) is not bool or any(t is not None and type(t) is not str for t in texts):
+        return None
+    group, notes, blocked_reason = texts
     return Unit(
-        uid, title, cast(Status, status), verify, files, artifacts, after, evidence, failure
+        uid,
+        title,
+        cast(Status, status),
+        verify,
+        files,
+        artifacts,
+        after,
+        evidence,
+        failure,
+        parallel,
+        group,
+        notes,
+        blocked_reason,
     )
 
 

@@ -12,10 +12,14 @@ import typer
 
 from resume_kit.cli.app import app, main
 
-# typer's <type> column, click's range suffix, click's upper-case type names.
+# typer's <type> column (<bool>, <list[str]>), click's range suffix ([x>=1]), click's upper-case
+# type names, typer's {ID} for a required argument and [[DIR]] for an optional one.
 TYPE_MARKERS = re.compile(
     r"<[a-z][^>]*>|\[?x[<>]=?-?\d|\b(?:INTEGER|FLOAT|BOOLEAN|CHOICE|RANGE|UUID|DATETIME)\b"
+    r"|\{[A-Za-z_]+\}|\[\["
 )
+# plan's own placeholders are words a person types into --title and --verify
+PLACEHOLDERS = re.compile(r"\{(?:path|stem|name|n)\}")
 
 
 def _commands() -> list[tuple[list[str], Any]]:
@@ -58,7 +62,7 @@ def test_help_is_plain_words(
 ) -> None:
     monkeypatch.setenv("COLUMNS", "220")  # one row per parameter: each help text whole
     out = _help(path, capsys)
-    markers = TYPE_MARKERS.findall(out)
+    markers = TYPE_MARKERS.findall(PLACEHOLDERS.sub("", out) if path == ["plan"] else out)
     assert not markers, (path, markers, out)
     text = _plain(out)
     for param in command.params:
@@ -89,3 +93,28 @@ def test_range_checks_keep_their_messages(capsys: pytest.CaptureFixture[str]) ->
         assert exit_info.value.code == 2, args
         err = capsys.readouterr().err
         assert err.splitlines()[0] == f"resume-kit: error: {message}", err
+
+
+def test_the_markers_catch_what_typer_prints() -> None:
+    for text in ("<bool>", "<list[str]>", "<int range> [x>=1]", "Usage: add {TITLE}", "[[DIR]]"):
+        assert TYPE_MARKERS.search(text), text
+    assert not TYPE_MARKERS.search("Usage: resume-kit add [OPTIONS] TITLE [DIR] [FILE]...")
+
+
+def test_usage_lines_name_arguments_plainly(capsys: pytest.CaptureFixture[str]) -> None:
+    assert "Usage: resume-kit rename [OPTIONS] OLD NEW" in _help(["rename"], capsys)
+    assert "Usage: resume-kit demo [OPTIONS] [DIR]" in _help(["demo"], capsys)
+
+
+def test_plan_verify_lists_its_placeholders(
+    capsys: pytest.CaptureFixture[str], monkeypatch: Any
+) -> None:
+    monkeypatch.setenv("COLUMNS", "400")
+    text = _plain(_help(["plan"], capsys))
+    for words in (
+        "{path} the file's path from the repository root",
+        "{stem} its name without the extension",
+        "{name} its name",
+        "{n} its number in the sorted matches",
+    ):
+        assert words in text

@@ -126,8 +126,11 @@ def test_status_json_shape_and_no_writes(repo: Path) -> None:
     result = run_cli("status", "--json", cwd=repo)
     assert result.code == 0, result.stderr
     data = json.loads(result.stdout)
-    assert list(data) == ["schema_version", "goal", "units", "findings"]
-    assert data["schema_version"] == 1 and data["goal"] == "Finish the task"
+    assert list(data) == [
+        "schema_version", "goal", "units", "findings", "counts", "next", "blocked", "workspace",
+        "operation", "summary",
+    ]  # fmt: skip
+    assert data["schema_version"] == 2 and data["goal"] == "Finish the task"
     assert [u["id"] for u in data["units"]] == ["a", "b"]
     assert data["units"][0]["evidence"]["commit"] and data["units"][1]["after"] == ["a"]
     assert data["findings"] == [

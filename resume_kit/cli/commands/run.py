@@ -122,6 +122,7 @@ def run(
     max_units: int | None,
     time_budget: str | None,
     json_out: bool,
+    force: bool = False,
 ) -> int:
     from resume_kit.cli.approval import require_approved
     from resume_kit.cli.display.batch import batch_display
@@ -130,11 +131,13 @@ def run(
     from resume_kit.progress_file import config
     from resume_kit.runner.batch_engine import Options, Runner
     from resume_kit.runner.batch_store import BatchStore
+    from resume_kit.runner.conflicts import refuse_while_conflicted
     from resume_kit.runner.signal_guard import signal_guard
 
     budget_s = parse_duration(time_budget) if time_budget is not None else None
     options = Options(max(1, jobs), keep_going, max_failures, max_units, time_budget, json_out)
     layout = find_layout()
+    refuse_while_conflicted(layout, force)
     store = BatchStore(layout)
     with store.view() as progress:
         candidates = _may_run(progress)

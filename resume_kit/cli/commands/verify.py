@@ -20,6 +20,7 @@ from resume_kit.infra.errors import (
     EXIT_VERIFY_FAILED,
     ResumeKitError,
 )
+from resume_kit.runner.conflicts import refuse_while_conflicted
 
 if TYPE_CHECKING:
     from resume_kit.infra.paths import Layout
@@ -140,7 +141,12 @@ def _dry_run(layout: Layout, units: list[Unit], json_out: bool, as_list: bool = 
 
 
 def run(
-    unit_id: str | None, stale: bool, dry_run: bool, timeout: float | None, json_out: bool
+    unit_id: str | None,
+    stale: bool,
+    dry_run: bool,
+    timeout: float | None,
+    json_out: bool,
+    force: bool = False,
 ) -> int:
     from resume_kit.infra.paths import find_layout
     from resume_kit.model.progress import pick_next
@@ -156,6 +162,8 @@ def run(
                 "--stale and --unit cannot be used together",
                 hint="use --unit ID to re-verify one unit, or --stale for every stale one",
             )
+        if not dry_run:
+            refuse_while_conflicted(layout, force)
         code = _run_stale(layout, progress, timeout_s, dry_run, json_out)
         _refresh_aider_brief(layout)
         return code
@@ -167,6 +175,7 @@ def run(
     _require_verify(unit)
     if dry_run:
         return _dry_run(layout, [unit], json_out)
+    refuse_while_conflicted(layout, force)
     require_approved(layout.root, [unit])
     code, outcome = _verify_one(layout, unit, timeout_s)
     if code == EXIT_INTERRUPTED:

@@ -1,5 +1,5 @@
-"""The progress-file commands: init, add, plan, status, start, block, reset; and the
-side-effect ledger (``action``)."""
+"""The progress-file commands: init, add, plan, status; and the side-effect ledger
+(``action``). The commands that change one unit are in :mod:`resume_kit.cli.verbs.units`."""
 
 from __future__ import annotations
 
@@ -9,6 +9,9 @@ from typing import Annotated
 import typer
 
 from resume_kit.cli.params import PLAIN, JsonOpt, exit_with
+from resume_kit.core.placeholders import PLACEHOLDERS
+
+PLACEHOLDER_HELP = ", ".join(f"{{{name}}} {words}" for name, words in PLACEHOLDERS.items())
 
 app = typer.Typer()
 action_app = typer.Typer(
@@ -73,7 +76,10 @@ def add(
     exit_with(cmd.add(title, verify, unit_id, files or [], artifact or [], after or []))
 
 
-@app.command()
+@app.command(
+    help="Add one unit per matching path (which it owns); re-running adds only new paths.\n\n"
+    f"Placeholders in --title, --verify, --artifact and --files: {PLACEHOLDER_HELP}."
+)
 def plan(
     each: Annotated[
         str, typer.Option("--each", metavar="GLOB", help="One unit per matching path, sorted.")
@@ -89,7 +95,10 @@ def plan(
     verify: Annotated[
         str,
         typer.Option(
-            "--verify", metavar="CMD", help="Each unit's verify command, filled in like --title."
+            "--verify",
+            metavar="CMD",
+            help="Each unit's verify command; {path} {stem} {name} {n} are filled in, each as "
+            "one shell word.",
         ),
     ],
     artifact: Annotated[
@@ -99,7 +108,13 @@ def plan(
         ),
     ] = None,
     id_prefix: Annotated[
-        str, typer.Option("--id-prefix", metavar="PREFIX", help="Put before each generated id.")
+        str,
+        typer.Option(
+            "--id-prefix",
+            metavar="PREFIX",
+            help="Put before each generated id, joined with '-' (a first folder it names is left "
+            "out).",
+        ),
     ] = "",
     files: Annotated[
         list[str] | None,
@@ -115,7 +130,6 @@ def plan(
         typer.Option("--after", metavar="ID", help="A unit every new unit waits for (repeatable)."),
     ] = None,
 ) -> None:
-    """Add one unit per matching path (which it owns); re-running adds only new paths."""
     from resume_kit.cli.commands import plan as cmd
 
     exit_with(cmd.plan(each, title, verify, artifact, id_prefix, files or [], after or []))
@@ -127,39 +141,6 @@ def status(json_out: JsonOpt = False) -> None:
     from resume_kit.cli.commands import status as cmd
 
     exit_with(cmd.run(json_out))
-
-
-@app.command()
-def start(
-    unit_id: Annotated[str, typer.Argument(metavar="ID", click_type=PLAIN, help="The unit's id.")],
-) -> None:
-    """Mark a unit in progress."""
-    from resume_kit.cli.commands import units as cmd
-
-    exit_with(cmd.set_status(unit_id, "in_progress"))
-
-
-@app.command()
-def block(
-    unit_id: Annotated[str, typer.Argument(metavar="ID", click_type=PLAIN, help="The unit's id.")],
-    reason: Annotated[
-        str, typer.Option("--reason", metavar="TEXT", help="Why it is blocked (kept in notes).")
-    ],
-) -> None:
-    """Mark a unit blocked; verify-next skips it."""
-    from resume_kit.cli.commands import units as cmd
-
-    exit_with(cmd.set_status(unit_id, "blocked", reason=reason))
-
-
-@app.command()
-def reset(
-    unit_id: Annotated[str, typer.Argument(metavar="ID", click_type=PLAIN, help="The unit's id.")],
-) -> None:
-    """Put a unit back to todo, dropping its evidence and last failure."""
-    from resume_kit.cli.commands import units as cmd
-
-    exit_with(cmd.set_status(unit_id, "todo"))
 
 
 @action_app.command("record")

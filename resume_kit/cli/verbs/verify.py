@@ -10,6 +10,14 @@ from resume_kit.cli.params import JsonOpt, at_least, exit_with
 
 app = typer.Typer()
 
+ForceOpt = Annotated[
+    bool,
+    typer.Option(
+        "--force",
+        help="Verify and record even while a merge or rebase has unresolved conflicts.",
+    ),
+]
+
 
 @app.command("verify-next")
 def verify_next(
@@ -33,11 +41,12 @@ def verify_next(
         ),
     ] = None,
     json_out: JsonOpt = False,
+    force: ForceOpt = False,
 ) -> None:
     """Run the next unit's verify command; checkpoint it done only if it passes."""
     from resume_kit.cli.commands import verify as cmd
 
-    exit_with(cmd.run(unit, stale, dry_run, timeout, json_out))
+    exit_with(cmd.run(unit, stale, dry_run, timeout, json_out, force))
 
 
 @app.command("run")
@@ -77,11 +86,12 @@ def run_batch(
         ),
     ] = None,
     json_out: JsonOpt = False,
+    force: ForceOpt = False,
 ) -> None:
     """Work through the remaining units as a resumable batch."""
     from resume_kit.cli.commands import run as cmd
 
-    exit_with(cmd.run(jobs, keep_going, max_failures, max_units, time_budget, json_out))
+    exit_with(cmd.run(jobs, keep_going, max_failures, max_units, time_budget, json_out, force))
 
 
 @app.command()
