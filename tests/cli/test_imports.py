@@ -241,3 +241,19 @@ def test_import_needs_a_progress_file_and_a_known_format(repo: Path, cli) -> Non
     bad = cli("import", "TODO.md", "--format", "yaml")
     assert bad.code == 2
     assert cli("import", "TODO.md", "--format", "markdown").code == 0
+
+
+def test_a_merge_that_would_make_a_cycle_changes_nothing(repo: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    def task(n: int, deps: list[int]) -> dict[str, object]:
+        return {"id": n, "title": f"Task {n}", "status": "pending", "dependencies": deps}
+
+    (repo / "tasks.json").write_text(json.dumps({"tasks": [task(1, []), task(2, [1])]}))
+    assert cli("init", "--goal", "g", "--import", "tasks.json").code == 0
+    before = (repo / ".resume-kit" / "progress.yaml").read_bytes()
+    (repo / "tasks.json").write_text(
+        json.dumps({"tasks": [task(1, [3]), task(2, [1]), task(3, [2])]})
+    )
+    result = cli("import", "tasks.json")
+    assert result.code == 2
+    assert "dependency cycle" in result.stderr and "nothing was changed" in result.stderr
+    assert (repo / ".resume-kit" / "progress.yaml").read_bytes() == before

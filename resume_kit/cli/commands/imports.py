@@ -37,14 +37,19 @@ def next_step(model: progress.Progress, imported: list[progress.Unit]) -> None:
     without = [u for u in imported if u.verify is None and u.status != "done"]
     with_command = untrusted(paths.find_layout().root, imported, honour_env=False)
     if with_command:
+        one = len(with_command) == 1
         info(
-            f"{len(with_command)} imported verify commands came with the list and are not "
-            "approved: a person must review them with `resume-kit trust`"
+            f"{len(with_command)} imported verify command{'' if one else 's'} came with the "
+            f"list and {'is' if one else 'are'} not approved: a person must review "
+            f"{'it' if one else 'them'} with `resume-kit trust`"
         )
     if without:
+        one = len(without) == 1
         info(
-            f"{len(without)} imported units have no verify command yet: add `verify:` to each "
-            "in progress.yaml (a person then approves it with `resume-kit trust`)"
+            f"{len(without)} imported unit{'' if one else 's'} still to do "
+            f"{'has' if one else 'have'} no verify command: add `verify:` to "
+            f"{'it' if one else 'each'} in progress.yaml (a person then approves it with "
+            "`resume-kit trust`)"
         )
     if unit is None:
         info("next: resume-kit status")
