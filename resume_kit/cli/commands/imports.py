@@ -84,7 +84,8 @@ def run(path: Path, fmt: Format) -> int:
                 hint="fix the task list or the progress file, then import again",
             ) from None
         model = doc.progress
-    added = [u for u in model.units if u.id in set(report.added)]
+    added_ids = set(report.added)
+    added = [u for u in model.units if u.id in added_ids]
     info(
         f"imported {path}: {len(report.added)} added, {len(report.updated)} updated, "
         f"{len(report.unchanged)} unchanged"
