@@ -1,5 +1,5 @@
 """The trust check before a verify command runs (docs/security.md): verify-next and run refuse,
-with exit 4, a command no person approved on this machine."""
+with exit 4, a command no person approved on this machine; and whether a person is typing."""
 
 from __future__ import annotations
 
@@ -11,6 +11,14 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from resume_kit.model.progress import Unit
+
+
+def person_at_terminal() -> bool:
+    """Whether a person is typing this command: standard input is a terminal. An agent's
+    shell tool gives it a pipe, so what an agent changes is never approved by changing it."""
+    import sys
+
+    return sys.stdin is not None and sys.stdin.isatty()
 
 
 def require_approved(root: Path, units: list[Unit]) -> None:

@@ -1,15 +1,17 @@
 """Which verify commands this user approved to run, per repository (the direnv model, SPEC 5).
 
-An approval is the sha256 of (real absolute repo root, unit id, command), kept in
+An approval is the sha256 of (real absolute repo root, command), kept in
 ``<user data dir>/resume-kit/trust.json`` (``$XDG_DATA_HOME`` honoured), never in the repo. The
-key covers one unit's command, not the whole progress file, so status updates and evidence
-never revoke trust, while a pulled, hand-edited or branch-switched command is refused until
-``resume-kit trust`` approves it. A repository's brief template is approved the same way, keyed
-by (real repo root, its relative path, sha256 of its content). ``RESUME_KIT_TRUST=all`` approves
-everything without asking: for CI only, and it says so on stderr when it takes effect.
+key covers a command's exact text, not the unit id nor the whole progress file, so status
+updates, evidence, renamed units and hand edits that keep the text never revoke trust, while a
+pulled, hand-edited or branch-switched command is refused until ``resume-kit trust`` approves
+it. Keys written before (root, unit id, command) are still honoured. A repository's brief
+template is approved the same way, keyed by (real repo root, its relative path, sha256 of its
+content). ``RESUME_KIT_TRUST=all`` approves everything without asking: for CI only, and it says
+so on stderr when it takes effect.
 
-The file stores keys, the root and the unit id, never the command itself (it may hold a
-secret). Writes are atomic under a lock file, so concurrent approvals lose nothing.
+The file stores keys, the root and the id of the unit it was approved for (to read only),
+never the command itself (it may hold a secret). Writes are atomic under a lock file, so concurrent approvals lose nothing.
 """
 
 from __future__ import annotations
@@ -65,10 +67,24 @@ def _real_root(root: Path) -> str:
     return os.path.realpath(root)
 
 
-def approval_key(root: Path, unit_id: str, command: str) -> str:
-    """sha256 over the real root, the unit id and the command, NUL-separated (no ambiguity)."""
+def approval_key(root: Path, command: str) -> str:
+    """sha256 over a tag, the real root and the command, NUL-separated (no ambiguity; the tag
+    keeps it apart from the older per-unit keys and the template keys)."""
+    material = "\0".join(("command", _real_root(root), command))
+    return hashlib.sha256(material.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def legacy_approval_key(root: Path, unit_id: str, command: str) -> str:
+    """The key approvals had before they followed the command text: (root, unit id, command)."""
     material = "\0".join((_real_root(root), unit_id, command))
     return hashlib.sha256(material.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _approved_in(approved: dict[str, Any], root: Path, unit_id: str, command: str) -> bool:
+    return (
+        approval_key(root, command) in approved
+        or legacy_approval_key(root, unit_id, command) in approved
+    )
 
 
 def template_key(root: Path, rel_path: str, digest: str) -> str:
@@ -112,10 +128,10 @@ def _pairs(items: Iterable[Unit | tuple[str, str]]) -> list[tuple[str, str]]:
     return pairs
 
 
-def is_trusted(root: Path, unit_id: str, command: str) -> bool:
-    if approval_key(root, unit_id, command) in _read(trust_file()):
+def is_trusted(root: Path, unit_id: str, command: str, *, honour_env: bool = True) -> bool:
+    if _approved_in(_read(trust_file()), root, unit_id, command):
         return True
-    if trust_all():
+    if honour_env and trust_all():
         _trust_all_took_effect()
         return True
     return False
@@ -128,7 +144,7 @@ def untrusted(root: Path, units: Iterable[Unit], *, honour_env: bool = True) -> 
     if not units:
         return []
     approved = _read(trust_file())
-    pending = [u for u in units if approval_key(root, u.id, u.verify or "") not in approved]
+    pending = [u for u in units if not _approved_in(approved, root, u.id, u.verify or "")]
     if pending and honour_env and trust_all():
         _trust_all_took_effect()
         return []
@@ -157,7 +173,7 @@ def approve(root: Path, items: Iterable[Unit | tuple[str, str]]) -> int:
     real = _real_root(root)
     return _store(
         [
-            (approval_key(root, unit_id, command), {"root": real, "unit": unit_id})
+            (approval_key(root, command), {"root": real, "unit": unit_id})
             for unit_id, command in _pairs(items)
         ]
     )

@@ -3,7 +3,8 @@
 A full round-trip parse of a large progress file costs seconds (ruamel.yaml is pure Python),
 yet a checkpoint changes one unit. ``patch_units`` finds each unit's block in the text with a
 line scan, re-renders only the changed blocks through ruamel.yaml (so comments inside them
-survive) and appends new units. Every rewritten block is parsed back and compared with the
+survive), drops the blocks of removed units (keeping the comments that lead into the next one)
+and appends new units. Every rewritten block is parsed back and compared with the
 data it must hold; whenever the layout is not the plain block style this expects, or a check
 fails, it returns None and the caller falls back to the full round trip.
 """
@@ -139,18 +140,24 @@ def _render_units(units: list[Any], dash_indent: int) -> str:
     return buffer.getvalue()
 
 
-def _rewrite_block(block: str, unit: dict[str, Any], dash_indent: int) -> str | None:
+def _split_trailer(block: str) -> tuple[str, str]:
+    """(the unit's own lines, the blank and comment lines that end the block): those lead into
+    the next unit or key and belong to it."""
+    lines = block.splitlines(keepends=True)
+    keep = len(lines)
+    while keep > 1 and (not lines[keep - 1].strip() or lines[keep - 1].lstrip().startswith("#")):
+        keep -= 1
+    return "".join(lines[:keep]), "".join(lines[keep:])
+
+
+def _rewrite_block(block: str, unit: dict[str, Any], dash_indent: int, old_id: str) -> str | None:
     from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
     from resume_kit.progress_file.roundtrip import merge_into
 
     # Trailing comment and blank lines go around ruamel (it drops a comment that ends a
     # document after a nested list) and are put back verbatim.
-    lines = block.splitlines(keepends=True)
-    keep = len(lines)
-    while keep > 1 and (not lines[keep - 1].strip() or lines[keep - 1].lstrip().startswith("#")):
-        keep -= 1
-    block, trailer = "".join(lines[:keep]), "".join(lines[keep:])
+    block, trailer = _split_trailer(block)
     yaml = _yaml_rt((dash_indent + 2, dash_indent))
     try:
         node = yaml.load(block)
@@ -160,7 +167,7 @@ def _rewrite_block(block: str, unit: dict[str, Any], dash_indent: int) -> str | 
         isinstance(node, CommentedSeq) and len(node) == 1 and isinstance(node[0], CommentedMap)
     ):
         return None
-    if node[0].get("id") != unit["id"]:
+    if node[0].get("id") != old_id:
         return None
     merge_into(node[0], unit)
     buffer = io.StringIO()
@@ -175,13 +182,35 @@ def _holds(text: str, expected: list[Any]) -> bool:
         return False
 
 
+def _pairing(
+    old_units: list[dict[str, Any]], new_units: list[dict[str, Any]]
+) -> list[dict[str, Any] | None] | None:
+    """For each old unit, the new unit its block becomes (None: the unit was removed), or None
+    when the change is not units changed, renamed, removed or appended in place."""
+    old_ids = [u["id"] for u in old_units]
+    new_ids = [u["id"] for u in new_units]
+    if len(new_ids) >= len(old_ids):
+        kept = set(new_ids)
+        gone = set(old_ids)
+        for old_id, new_id in zip(old_ids, new_ids, strict=False):
+            # a rename: the old id is gone and the new one is new (never a move)
+            if old_id != new_id and (old_id in kept or new_id in gone):
+                return None
+        return list(new_units[: len(old_units)])
+    by_id = {u["id"]: u for u in new_units}
+    if [i for i in old_ids if i in by_id] != new_ids:
+        return None  # removals only, the rest in the same order
+    return [by_id.get(old_id) for old_id in old_ids]
+
+
 def patch_units(
     text: str, old_units: list[dict[str, Any]], new_units: list[dict[str, Any]]
 ) -> str | None:
     """``text`` with the units changed from ``old_units`` to ``new_units``, or None."""
-    if len(new_units) < len(old_units) or not old_units:
+    if not old_units or not new_units:
         return None
-    if [u["id"] for u in new_units[: len(old_units)]] != [u["id"] for u in old_units]:
+    pairing = _pairing(old_units, new_units)
+    if pairing is None:
         return None
     lines = text.splitlines(keepends=True)
     if lines and not lines[-1].endswith("\n"):
@@ -200,9 +229,13 @@ def patch_units(
     pieces: list[str] = ["".join(lines[: starts[0]])]
     for index, old in enumerate(old_units):
         block = "".join(lines[bounds[index] : bounds[index + 1]])
-        new = new_units[index]
+        new = pairing[index]
+        if new is None:
+            # removed: its own lines go, the comments leading into what follows stay
+            pieces.append(_split_trailer(block)[1])
+            continue
         if new != old:
-            rewritten = _rewrite_block(block, new, dash_indent)
+            rewritten = _rewrite_block(block, new, dash_indent, old["id"])
             if rewritten is None or not _holds(rewritten, [new]):
                 return None
             block = rewritten

@@ -380,6 +380,14 @@ def _check_graph(units: list[Unit], problems: _Problems) -> None:
                 stack.append((nxt, iter(ids[nxt].after)))
 
 
+def graph_problems(units: list[Unit]) -> list[str]:
+    """What is wrong with the units' ids and ``after`` links (duplicates, unknown ids,
+    cycles), as the messages validation gives, without a file name."""
+    problems = _Problems("")
+    _check_graph(units, problems)
+    return [item.split(": ", 1)[1] if item.startswith(":") else item for item in problems.items]
+
+
 def migrate(raw: Any, name: str) -> tuple[Any, bool]:
     """Bring an older document up to SCHEMA_VERSION in memory. Returns (document, migrated).
 

@@ -31,13 +31,13 @@ def test_approvals_live_in_xdg_data_home_and_never_store_the_command(
     assert not any(p.name.startswith("trust") for p in repo.rglob("*"))
 
 
-def test_key_covers_root_unit_and_command(repo: Path, tmp_path: Path) -> None:
+def test_key_covers_root_and_command_not_the_unit_id(repo: Path, tmp_path: Path) -> None:
     trust.approve(repo, [("a", "make test")])
     other = tmp_path / "other"
     other.mkdir()
     assert trust.is_trusted(repo, "a", "make test")
     assert not trust.is_trusted(repo, "a", "make test ")  # any change to the command
-    assert not trust.is_trusted(repo, "b", "make test")  # another unit
+    assert trust.is_trusted(repo, "b", "make test")  # approval follows the text, not the id
     assert not trust.is_trusted(other, "a", "make test")  # another repository
     link = tmp_path / "link"
     link.symlink_to(repo)

@@ -10,7 +10,7 @@ import re
 import shlex
 from pathlib import Path, PurePosixPath
 
-from resume_kit.cli.commands.units import _check_command
+from resume_kit.cli.commands.units import check_command
 from resume_kit.cli.ui import info, note
 from resume_kit.infra import paths
 from resume_kit.infra.errors import ResumeKitError
@@ -98,7 +98,7 @@ def plan(
     files: list[str] | None = None,
     after: list[str] | None = None,
 ) -> int:
-    _check_command(verify)
+    check_command(verify)
     extra, after = files or [], after or []
     layout = paths.find_layout()
     if id_prefix and not progress.ID_PATTERN.match(id_prefix + "x"):
@@ -157,7 +157,7 @@ def plan(
             unit = Unit(
                 id=unit_id,
                 title=_expand(title, values),
-                verify=_check_command(_expand_command(verify, values)),
+                verify=check_command(_expand_command(verify, values)),
                 files=_owned(rel, extra, values),
                 artifacts=[_expand(artifact, values)] if artifact else [],
                 after=list(after),

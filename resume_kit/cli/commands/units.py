@@ -9,18 +9,10 @@ from resume_kit.infra.errors import ResumeKitError
 from resume_kit.model import progress
 from resume_kit.model.progress import Status, Unit
 from resume_kit.progress_file import io as progress_io
+from resume_kit.progress_file.edits import check_id
 
 
-def _check_id(unit_id: str) -> str:
-    if not progress.ID_PATTERN.match(unit_id):
-        raise ResumeKitError(
-            f"invalid id '{unit_id}': ids must match {progress.ID_PATTERN_TEXT}",
-            hint="use lower-case letters, digits, '.', '_' and '-', e.g. --id parse-dates",
-        )
-    return unit_id
-
-
-def _check_command(verify: str) -> str:
+def check_command(verify: str) -> str:
     from resume_kit.progress_file.validate import command_problem
 
     if not verify.strip():
@@ -49,13 +41,13 @@ def add(
         raise ResumeKitError(
             "the title is empty", hint='resume-kit add "Parse the dates" --verify "..."'
         )
-    _check_command(verify)
+    check_command(verify)
     layout = paths.find_layout()
     with progress_io.transaction(layout) as doc:
         model = doc.progress
         taken = {u.id for u in model.units}
         if unit_id is not None:
-            _check_id(unit_id)
+            check_id(unit_id)
             if unit_id in taken:
                 raise ResumeKitError(
                     f"a unit with id '{unit_id}' already exists", hint="choose another --id"
