@@ -143,7 +143,7 @@ def test_speckit_tasks_md(repo: Path, cli) -> None:  # type: ignore[no-untyped-d
     }
     assert units(repo)["t014"].title == "Implement PartyService in src/services/party_service.py"
     assert "next unit: t002" in result.stderr
-    assert "next: add a verify command to t002, then `resume-kit trust`" in result.stderr
+    assert 'next: resume-kit edit t002 --verify "CMD", then resume-kit verify-next' in result.stderr
 
 
 # --------------------------------------------------------------------------- Markdown
@@ -176,7 +176,7 @@ def test_nested_markdown_checklist(repo: Path, cli) -> None:  # type: ignore[no-
     )
     assert by_id["ocr-scanned-pages"].blocked_reason == "cancelled in the task list ([-])"
     assert "background" not in {u.title for u in model.units}  # plain bullets are not tasks
-    assert "next: add a verify command to find-the-parties" in result.stderr
+    assert "next: resume-kit edit find-the-parties --verify" in result.stderr
 
 
 # --------------------------------------------------------------------------- import FILE
@@ -257,3 +257,13 @@ def test_a_merge_that_would_make_a_cycle_changes_nothing(repo: Path, cli) -> Non
     assert result.code == 2
     assert "dependency cycle" in result.stderr and "nothing was changed" in result.stderr
     assert (repo / ".resume-kit" / "progress.yaml").read_bytes() == before
+
+
+def test_import_reads_only_a_regular_utf8_file(repo: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    assert cli("init", "--goal", "g").code == 0
+    (repo / "zero.md").symlink_to("/dev/zero")
+    (repo / "binary.md").write_bytes(b"\xff\xfe- [ ] x\n")
+    for name, expected in (("zero.md", "not a regular file"), ("binary.md", "not UTF-8")):
+        result = cli("import", name)
+        assert result.code == 2 and expected in result.stderr, result.stderr
+    assert load(repo).units == []

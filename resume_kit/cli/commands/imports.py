@@ -47,14 +47,13 @@ def next_step(model: progress.Progress, imported: list[progress.Unit]) -> None:
         one = len(without) == 1
         info(
             f"{len(without)} imported unit{'' if one else 's'} still to do "
-            f"{'has' if one else 'have'} no verify command: add `verify:` to "
-            f"{'it' if one else 'each'} in progress.yaml (a person then approves it with "
-            "`resume-kit trust`)"
+            f"{'has' if one else 'have'} no verify command: give {'it' if one else 'each'} "
+            "one with `resume-kit edit ID --verify CMD` (a command that exits 0 once it is done)"
         )
     if unit is None:
         info("next: resume-kit status")
     elif unit.verify is None:
-        info(f"next: add a verify command to {unit.id}, then `resume-kit trust`")
+        info(f'next: resume-kit edit {unit.id} --verify "CMD", then resume-kit verify-next')
     elif unit in with_command:
         info("next: resume-kit trust, then resume-kit verify-next")
     else:
