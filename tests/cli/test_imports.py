@@ -122,6 +122,20 @@ def test_a_feature_tag_names_the_goal(repo: Path, cli) -> None:  # type: ignore[
     assert load(repo).goal == "feature-auth"
 
 
+def test_several_tags_prefix_ids_and_only_a_description_is_a_goal(repo: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    tasks = [{"id": 1, "title": "One", "status": "pending", "dependencies": []}]
+    default = {"description": "Tasks for master context"}
+    data = {"master": {"tasks": tasks, "metadata": default}, "feature-auth": {"tasks": tasks}}
+    (repo / "tasks.json").write_text(json.dumps(data))
+    assert cli("init", "--import", "tasks.json").code == 2  # a tag's name is no goal here
+    data["feature-auth"]["metadata"] = {"description": "Log in with GitHub"}
+    (repo / "tasks.json").write_text(json.dumps(data))
+    assert cli("init", "--import", "tasks.json").code == 0
+    model = load(repo)
+    assert model.goal == "Log in with GitHub"
+    assert [u.id for u in model.units] == ["master-task-1", "feature-auth-task-1"]
+
+
 # --------------------------------------------------------------------------- spec-kit
 
 
@@ -241,6 +255,8 @@ def test_import_needs_a_progress_file_and_a_known_format(repo: Path, cli) -> Non
     bad = cli("import", "TODO.md", "--format", "yaml")
     assert bad.code == 2
     assert cli("import", "TODO.md", "--format", "markdown").code == 0
+    alone = cli("init", "--format", "speckit")
+    assert alone.code == 2 and "--import FILE --format speckit" in alone.stderr
 
 
 def test_a_merge_that_would_make_a_cycle_changes_nothing(repo: Path, cli) -> None:  # type: ignore[no-untyped-def]

@@ -20,6 +20,11 @@ HEADER = (
 
 
 def run(goal: str | None, import_file: Path | None, fmt: Format = "auto") -> int:
+    if fmt != "auto" and import_file is None:
+        raise ResumeKitError(
+            "--format says how to read --import FILE, and no file was given",
+            hint=f"resume-kit init --import FILE --format {fmt}",
+        )
     layout = paths.find_layout()
     if layout.progress.exists():
         raise ResumeKitError(

@@ -122,12 +122,13 @@ def _text(value: Any) -> str:
     return value.strip() if isinstance(value, str) else ""
 
 
-def _tag_goal(tag: str, value: dict[str, Any]) -> str | None:
+def _tag_goal(tag: str, value: dict[str, Any], *, name_ok: bool) -> str | None:
+    """The tag's own description; else, for a file of one tag, its name unless ``master``."""
     metadata = value.get("metadata")
     description = _text(metadata.get("description")) if isinstance(metadata, dict) else ""
     if description and not _DEFAULT_TAG_DESCRIPTION.match(description):
         return description
-    return None if tag == "master" else tag
+    return tag.strip() or None if name_ok and tag != "master" else None
 
 
 def _file_goal(data: dict[str, Any]) -> str | None:
@@ -155,10 +156,11 @@ def _groups(data: Any) -> tuple[list[tuple[str | None, list[Any]]], str | None]:
             'this JSON is not a Task Master tasks.json (no "tasks" list)',
             hint='expected {"master": {"tasks": [...]}} or {"tasks": [...]}',
         )
-    goals = {str(tag): _tag_goal(str(tag), value) for tag, value in tagged.items()}
-    goal = goals.get("master") or next((g for g in goals.values() if g), None)
     if len(tagged) == 1:
-        return [(None, next(iter(tagged.values()))["tasks"])], goal
+        tag, value = next(iter(tagged.items()))
+        return [(None, value["tasks"])], _tag_goal(str(tag), value, name_ok=True)
+    goals = {str(tag): _tag_goal(str(tag), value, name_ok=False) for tag, value in tagged.items()}
+    goal = goals.get("master") or next((g for g in goals.values() if g), None)
     return [(str(tag), value["tasks"]) for tag, value in tagged.items()], goal
 
 
