@@ -851,6 +851,24 @@ def _no_next(progress: Progress) -> str:
     )
 
 
+UNIT_NOTE_CHARS = 300  # a unit's note or block reason in the brief; the file keeps it whole
+
+
+def _notes_md(progress: Progress, next_unit: Unit | None) -> str | None:
+    """The progress file's notes, then why each blocked unit is blocked and the next unit's
+    note (schema 2 keeps both on the unit), as one quoted block; None when there are none."""
+    from resume_kit.core.inert import clip
+
+    lines = [progress.notes.strip()] if progress.notes and progress.notes.strip() else []
+    for unit in progress.units:
+        if unit.status == "blocked" and unit.blocked_reason and unit.blocked_reason.strip():
+            lines.append(f"{unit.id} blocked: {clip(unit.blocked_reason.strip(), UNIT_NOTE_CHARS)}")
+    if next_unit is not None and next_unit.notes and next_unit.notes.strip():
+        note = clip(" ".join(next_unit.notes.split()), UNIT_NOTE_CHARS)
+        lines.append(f"{next_unit.id} (next) was in the middle of: {note}")
+    return blockquote("\n".join(lines)) if lines else None
+
+
 def _no_next_heading(progress: Progress) -> str:
     if not progress.units:
         return "No units yet"
@@ -883,7 +901,7 @@ def build_brief(
     return Brief(
         goal=redacted(progress.goal),
         goal_md=blockquote(progress.goal or "(no goal written)"),
-        notes_md=blockquote(progress.notes) if progress.notes and progress.notes.strip() else None,
+        notes_md=_notes_md(progress, next_unit),
         progress=_progress_part(progress, now),
         workspace=_workspace_part(snapshot, next_unit, summary, now, latest_pass(progress)),
         warnings=_warning_groups(findings),

@@ -117,3 +117,28 @@ def free_text_widths(rows: list[Row], total: int) -> tuple[int, int]:
     failure_need = max(failure_need, len("last failure"))
     title_w = min(title_need, max(12, left - min(failure_need, left // 2)))
     return title_w, min(failure_need, max(12, left - title_w))
+
+
+NOTE_CHARS = 200  # a unit's note or block reason in status; the file keeps it whole
+
+
+def unit_details(progress: Progress) -> list[tuple[str, str, str]]:
+    """(kind, id, text) for what status says under the table: why each blocked unit is
+    blocked, and what the units in progress (or the next one) were in the middle of."""
+    from resume_kit.core.escape import escape_controls as shown
+    from resume_kit.core.inert import clip
+    from resume_kit.model.progress import pick_next
+
+    def text(value: str) -> str:
+        return shown(clip(" ".join(value.split()), NOTE_CHARS))
+
+    details = [
+        ("blocked", shown(u.id), text(u.blocked_reason))
+        for u in progress.units
+        if u.status == "blocked" and u.blocked_reason and u.blocked_reason.strip()
+    ]
+    nxt = pick_next(progress)
+    for unit in progress.units:
+        if unit.notes and unit.notes.strip() and (unit.status == "in_progress" or unit is nxt):
+            details.append(("note", shown(unit.id), text(unit.notes)))
+    return details

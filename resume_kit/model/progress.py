@@ -126,10 +126,72 @@ class Progress:
         return counts
 
 
+# letters NFKD does not take apart into a Latin letter and marks
+_LATIN_EXTRA = str.maketrans(
+    {"ß": "ss", "æ": "ae", "Æ": "AE", "ø": "o", "Ø": "O", "œ": "oe", "Œ": "OE", "ł": "l",
+     "Ł": "L", "đ": "d", "Đ": "D", "ð": "d", "þ": "th", "Þ": "TH", "ı": "i"}
+)  # fmt: skip
+
+
+def transliterate(text: str) -> str:
+    """``text`` in ASCII: accents dropped (``über`` → ``uber``, NFKD), a few Latin letters
+    spelled out (``ß`` → ``ss``); characters with no Latin form are left out."""
+    import unicodedata
+
+    decomposed = unicodedata.normalize("NFKD", text.translate(_LATIN_EXTRA))
+    return decomposed.encode("ascii", "ignore").decode("ascii")
+
+
 def slugify(text: str) -> str:
-    """Lower-case ``text`` with every character outside ``[a-z0-9._-]`` turned into ``-``."""
-    slug = re.sub(r"[^a-z0-9._-]+", "-", text.lower())
+    """``text`` transliterated and lower-cased, every character outside ``[a-z0-9._-]``
+    turned into ``-``."""
+    slug = re.sub(r"[^a-z0-9._-]+", "-", transliterate(text).lower())
     return re.sub(r"-{2,}", "-", slug).strip("-._")
+
+
+ID_LENGTH = 48
+
+
+def id_from_title(title: str) -> str:
+    """The one rule for a unit id made from a title (``add``, the importers): its slug, at
+    most 48 characters; a title with letters but none of them Latin (``データ処理``) gets a
+    short stable id instead, ``u-`` and 6 hex digits of the title's SHA-256."""
+    import hashlib
+
+    words = " ".join(title.split())
+    slug = slugify(words)[:ID_LENGTH].strip("-._")
+    if slug and (re.search("[a-z]", slug) or not any(c.isalpha() for c in words)):
+        return slug
+    return "u-" + hashlib.sha256(words.encode("utf-8", "surrogatepass")).hexdigest()[:6]
+
+
+def id_from_path(rel_path: str, prefix: str = "") -> str:
+    """The one rule for a unit id made from a file (``plan``): the path relative to the
+    repository root without its extension, slugified, after ``prefix`` joined with ``-``
+    (unless it ends in a separator); a first folder the prefix already names is left out."""
+    from pathlib import PurePosixPath
+
+    stem = (
+        str(PurePosixPath(rel_path).with_suffix("")) if PurePosixPath(rel_path).suffix else rel_path
+    )
+    parts = stem.split("/")
+    core = prefix.rstrip("-._")
+    if core and len(parts) > 1:
+        named = {core, re.split(r"[-._]", core)[-1]}
+        if slugify(parts[0]) in named:
+            parts = parts[1:]
+    slug = slugify("-".join(parts))
+    if not prefix:
+        return slug
+    return prefix + slug if prefix[-1] in "-._" else f"{prefix}-{slug}"
+
+
+def unique_id(base: str, taken: Collection[str]) -> str:
+    """``base``, or ``base-2``, ``base-3``… whichever is not in ``taken``."""
+    candidate, n = base, 2
+    while candidate in taken:
+        candidate, n = f"{base}-{n}", n + 1
+    return candidate
 
 
 def now_iso() -> str:

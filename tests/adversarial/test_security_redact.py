@@ -265,7 +265,8 @@ _NAMES = st.lists(_HOSTILE_CHARS | st.characters(blacklist_characters="/\x00"), 
 def test_every_placeholder_value_is_exactly_one_shell_word(name: str) -> None:
     from pathlib import PurePosixPath
 
-    from resume_kit.cli.commands.plan import _expand, _expand_command
+    from resume_kit.core.placeholders import expand as _expand
+    from resume_kit.core.placeholders import expand_command as _expand_command
 
     path = f"docs/{name}"
     pure = PurePosixPath(path)

@@ -267,3 +267,15 @@ def test_note_sets_and_clears_the_units_note(repo: Path) -> None:
     )
     assert run_cli("note", "gamma", "", cwd=repo).stderr == "gamma: note cleared\n"
     assert path.read_text() == TEXT
+
+
+def test_the_next_units_note_reaches_status_and_the_brief(repo: Path) -> None:
+    _repo(repo)
+    assert run_cli("note", "alpha-long-name", "half way\nthrough the parser", cwd=repo).code == 0
+    assert run_cli("note", "gamma", "not next, not started", cwd=repo).code == 0
+    status = run_cli("status", cwd=repo).stdout
+    assert "notes:\n  alpha-long-name: half way through the parser\n" in status
+    assert "not next" not in status
+    brief = run_cli("brief", cwd=repo).stdout
+    assert "alpha-long-name (next) was in the middle of: half way through the parser" in brief
+    assert "not next" not in brief

@@ -191,9 +191,20 @@ def test_start_block_reset(repo: Path, cli) -> None:  # type: ignore[no-untyped-
     assert cli("block", "a", "--reason", "waiting for the API key").code == 0
     model = load(repo)
     assert model.require_unit("a").status == "blocked"
-    assert "a blocked: waiting for the API key" in (model.notes or "")
+    assert model.require_unit("a").blocked_reason == "waiting for the API key"
+    assert model.notes is None  # the reason is the unit's, not the top-level notes'
+    status = cli("status")
+    assert "blocked:\n  a: waiting for the API key\n" in status.stdout
+    brief = cli("brief")
+    assert "> a blocked: waiting for the API key" in brief.stdout
     assert cli("reset", "a").code == 0
     assert load(repo).require_unit("a").status == "todo"
+    assert load(repo).require_unit("a").blocked_reason is None
+    assert "waiting for the API key" not in cli("status").stdout
+    assert "waiting for the API key" not in cli("brief").stdout
+    cli("block", "a", "--reason", "again")
+    cli("start", "a")
+    assert load(repo).require_unit("a").blocked_reason is None
     missing = cli("start", "zzz")
     assert missing.code == 2 and "no unit with id 'zzz'" in missing.stderr
 

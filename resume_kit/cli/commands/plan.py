@@ -6,68 +6,30 @@ from __future__ import annotations
 
 import glob
 import os
-import re
-import shlex
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
 from resume_kit.cli.commands.units import check_command
 from resume_kit.cli.ui import info, note
+from resume_kit.core.placeholders import expand, expand_command
 from resume_kit.infra import paths
 from resume_kit.infra.errors import ResumeKitError
 from resume_kit.model import progress
 from resume_kit.model.progress import Unit
 from resume_kit.progress_file import io as progress_io
 
-
-def _plan_id(rel_path: str, prefix: str) -> str:
-    stem = (
-        str(PurePosixPath(rel_path).with_suffix("")) if PurePosixPath(rel_path).suffix else rel_path
-    )
-    return prefix + progress.slugify(stem.replace("/", "-"))
+if TYPE_CHECKING:
+    from resume_kit.model.globs import Ownership
 
 
-_PLACEHOLDER = re.compile(r"\{(path|stem|name|n)\}")
-_WORD_BREAK = frozenset(" \t\n;&|()<>")
+def _owners(units: list[Unit]) -> list[tuple[str, Ownership]]:
+    from resume_kit.model.globs import Ownership
+
+    return [(u.id, Ownership(u.files)) for u in units if u.files]
 
 
-def _expand(template: str, values: dict[str, str]) -> str:
-    """Title and artifact: each placeholder replaced once (a value holding ``{name}`` stays)."""
-    return _PLACEHOLDER.sub(lambda m: values[m.group(1)], template)
-
-
-def _expand_command(template: str, values: dict[str, str]) -> str:
-    """The verify command: in one pass, each placeholder becomes exactly one shell word
-    (``shlex.quote``); a value that would start a word with ``-`` gets ``./`` so it is never
-    an option. A placeholder inside quotes cannot be made safe, so it is refused."""
-    out: list[str] = []
-    quote: str | None = None
-    i = 0
-    while i < len(template):
-        char = template[i]
-        found = _PLACEHOLDER.match(template, i) if char == "{" else None
-        if found is not None:
-            if quote is not None:
-                raise ResumeKitError(
-                    f"--verify has {found.group()} inside quotes",
-                    hint=f"leave {found.group()} unquoted: resume-kit quotes each file name itself",
-                )
-            value = values[found.group(1)]
-            if value.startswith("-") and (i == 0 or template[i - 1] in _WORD_BREAK):
-                value = "./" + value
-            out.append(shlex.quote(value))
-            i = found.end()
-            continue
-        if char == "\\" and quote != "'":
-            out.append(template[i : i + 2])
-            i += 2
-            continue
-        if quote is None and char in "'\"":
-            quote = char
-        elif char == quote:
-            quote = None
-        out.append(char)
-        i += 1
-    return "".join(out)
+def _owner_of(rel: str, owners: list[tuple[str, Ownership]]) -> str | None:
+    return next((uid for uid, owned in owners if owned.owns(rel)), None)
 
 
 def _is_utf8(name: str) -> bool:
@@ -83,7 +45,7 @@ def _owned(rel: str, extra: list[str], values: dict[str, str]) -> list[str]:
     a name holding ``*``, ``?`` or ``[`` would otherwise match other files), then ``--files``."""
     owned = [glob.escape(rel)]
     for pattern in extra:
-        expanded = _expand(pattern, values)
+        expanded = expand(pattern, values)
         if expanded not in owned:
             owned.append(expanded)
     return owned
@@ -135,31 +97,41 @@ def plan(
             hint="check the glob; quote it so the shell does not expand it",
         )
     created: list[Unit] = []
+    owned: list[tuple[str, str]] = []  # (path, the unit that owns it) skipped
     with progress_io.transaction(layout) as doc:
         model = doc.progress
         taken = {u.id for u in model.units}
+        owners = _owners(model.units)
         for dep in after:
             if dep not in taken:
                 raise ResumeKitError(
                     f"--after names unknown unit '{dep}'", hint="see `resume-kit status` for ids"
                 )
         for n, rel in enumerate(matches, start=1):
-            unit_id = _plan_id(rel, id_prefix)
+            unit_id = progress.id_from_path(rel, id_prefix)
             if not unit_id or not progress.ID_PATTERN.match(unit_id):
                 raise ResumeKitError(
                     f"cannot make an id from '{rel}'",
                     hint="use --id-prefix so ids start with a letter or digit",
                 )
-            if unit_id in taken:
+            owner = _owner_of(rel, owners)
+            if owner is not None:
+                if owner != unit_id:
+                    owned.append((rel, owner))
                 continue
+            if unit_id in taken:
+                existing = model.require_unit(unit_id)
+                if not existing.files:
+                    continue  # planned by an older version (no files): already present
+                unit_id = progress.unique_id(unit_id, taken)
             pure = PurePosixPath(rel)
             values = {"path": rel, "stem": pure.stem, "name": pure.name, "n": str(n)}
             unit = Unit(
                 id=unit_id,
-                title=_expand(title, values),
-                verify=check_command(_expand_command(verify, values)),
+                title=expand(title, values),
+                verify=check_command(expand_command(verify, values)),
                 files=_owned(rel, extra, values),
-                artifacts=[_expand(artifact, values)] if artifact else [],
+                artifacts=[expand(artifact, values)] if artifact else [],
                 after=list(after),
             )
             model.units.append(unit)
@@ -171,6 +143,12 @@ def plan(
         approve_created(layout, created)
     info(
         f"planned {len(created)} new unit{'s' if len(created) != 1 else ''} "
-        f"({len(matches) - len(created)} already present)"
+        f"({len(matches) - len(created) - len(owned)} already present)"
     )
+    if owned:
+        shown = ", ".join(f"{rel} ({uid})" for rel, uid in owned[:5])
+        note(
+            f"skipped {len(owned)} file{'s' if len(owned) != 1 else ''} already owned by "
+            f"another unit: {shown}{' …' if len(owned) > 5 else ''}"
+        )
     return 0

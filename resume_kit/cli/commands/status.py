@@ -14,6 +14,8 @@ from resume_kit.model.findings import Finding
 from resume_kit.model.progress import Progress
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from resume_kit.model.facts import Snapshot
 
 
@@ -41,6 +43,20 @@ def summary_line(progress: Progress, findings: list[Finding]) -> str:
     nxt = pick_next(progress)
     parts.append(f"next: {nxt.id}" if nxt is not None else "nothing left to verify")
     return " · ".join(parts)
+
+
+def _print_details(console: Console, progress: Progress) -> None:
+    from rich.text import Text
+
+    from resume_kit.cli.status_table import unit_details
+
+    details = unit_details(progress)
+    for kind, heading in (("blocked", "blocked:"), ("note", "notes:")):
+        lines = [(uid, text) for k, uid, text in details if k == kind]
+        if lines:
+            console.print(Text(heading, style="bold"))
+            for uid, text in lines:
+                console.print(Text(f"  {uid}: {text}"))
 
 
 def _print_human(progress: Progress, snapshot: Snapshot, findings: list[Finding]) -> None:
@@ -79,6 +95,7 @@ def _print_human(progress: Progress, snapshot: Snapshot, findings: list[Finding]
         console.print(table)
     else:
         console.print(Text('no units yet (resume-kit add "TITLE" --verify CMD)'))
+    _print_details(console, progress)
     console.print(Text("workspace:", style="bold"))
     for line in describe_workspace(snapshot):
         console.print(Text(f"  {line}"))

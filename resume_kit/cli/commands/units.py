@@ -53,10 +53,7 @@ def add(
                     f"a unit with id '{unit_id}' already exists", hint="choose another --id"
                 )
         else:
-            base = progress.slugify(title)[:48].strip("-._") or "unit"
-            unit_id, n = base, 2
-            while unit_id in taken:
-                unit_id, n = f"{base}-{n}", n + 1
+            unit_id = progress.unique_id(progress.id_from_title(title), taken)
         for dep in after:
             if dep not in taken:
                 raise ResumeKitError(
@@ -98,9 +95,7 @@ def set_status(unit_id: str, status: Status, reason: str | None = None) -> int:
             unit.evidence = None
         if status == "todo":
             unit.last_failure = None
-        if status == "blocked" and reason:
-            line = f"{unit_id} blocked: {' '.join(reason.split())}"
-            notes = doc.progress.notes
-            doc.progress.notes = f"{notes.rstrip()}\n{line}" if notes else line
+        # the reason belongs to the unit, and only while it is blocked
+        unit.blocked_reason = " ".join(reason.split()) if status == "blocked" and reason else None
     info(f"{unit_id}: {previous} -> {status}")
     return 0

@@ -169,7 +169,12 @@ def start(
 def block(
     unit_id: Annotated[str, typer.Argument(metavar="ID", click_type=PLAIN, help="The unit's id.")],
     reason: Annotated[
-        str, typer.Option("--reason", metavar="TEXT", help="Why it is blocked (kept in notes).")
+        str,
+        typer.Option(
+            "--reason",
+            metavar="TEXT",
+            help="Why it is blocked (kept on the unit; status and the brief show it).",
+        ),
     ],
 ) -> None:
     """Mark a unit blocked; verify-next skips it."""
