@@ -170,7 +170,6 @@ def test_nested_markdown_checklist(repo: Path, cli) -> None:  # type: ignore[no-
     model = load(repo)
     assert model.goal == "Release 2.0 of the contract extractor"
     got = [(u.id, u.title, u.status, u.group, u.after) for u in model.units]
-    uber = model.units[5].id  # transliterated once the id-from-title function does it
     children = ["read-the-pdfs", "find-the-parties", "find-the-dates"]  # not the cancelled one
     assert got == [
         # the HTML comment is in neither the title nor the id
@@ -179,7 +178,7 @@ def test_nested_markdown_checklist(repo: Path, cli) -> None:  # type: ignore[no-
         ("find-the-parties", "Find the parties", "in_progress", "Parsing", []),
         ("find-the-dates", "Find the dates", "in_progress", "Parsing", []),
         ("ocr-scanned-pages", "OCR scanned pages", "blocked", "Parsing", []),
-        (uber, "Über-parser für Verträge", "todo", "Parsing", []),
+        ("uber-parser-fur-vertrage", "Über-parser für Verträge", "todo", "Parsing", []),
         ("write-the-changelog", "Write the changelog", "todo", "Shipping", []),
         ("tag-the-release", "Tag the release", "done", "Shipping", ["push-the-tag"]),
         ("push-the-tag", "Push the tag", "todo", "Shipping", []),

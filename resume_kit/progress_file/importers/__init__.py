@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from resume_kit.infra.errors import ResumeKitError
-from resume_kit.model.progress import Unit, slugify
+from resume_kit.model.progress import Unit, unique_id
 
 Format = Literal["auto", "markdown", "taskmaster", "speckit"]
 FORMATS: tuple[Format, ...] = ("auto", "markdown", "taskmaster", "speckit")
@@ -27,19 +27,11 @@ class Imported:
     format: Format = "markdown"
 
 
-def unique_id(base: str, taken: set[str]) -> str:
-    """``base``, or ``base-2``, ``base-3``… : the first not in ``taken`` (which it joins)."""
-    candidate, n = base, 2
-    while candidate in taken:
-        candidate = f"{base}-{n}"
-        n += 1
-    taken.add(candidate)
-    return candidate
-
-
-def title_id(title: str, fallback: str = "task") -> str:
-    """The id a unit with this title gets (before :func:`unique_id`)."""
-    return slugify(title)[:48].rstrip("-._") or fallback
+def claim_id(base: str, taken: set[str]) -> str:
+    """:func:`~resume_kit.model.progress.unique_id` for ``base``, added to ``taken``."""
+    unit_id = unique_id(base, taken)
+    taken.add(unit_id)
+    return unit_id
 
 
 _SPECKIT_LINE = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+\[[ xX]\]\s+T\d+\b", re.MULTILINE)

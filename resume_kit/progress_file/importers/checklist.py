@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from resume_kit.model.progress import Status, Unit
-from resume_kit.progress_file.importers import Imported, title_id, unique_id
+from resume_kit.model.progress import Status, Unit, id_from_title
+from resume_kit.progress_file.importers import Imported, claim_id
 
 _ITEM = re.compile(r"^(?P<indent>[ \t]*)(?:[-*+]|\d{1,9}[.)])[ \t]+(?P<rest>.*)$")
 _BOX = re.compile(r"^\[(?P<mark>[ xX~/-])\](?:[ \t]+(?P<text>.*))?$")
@@ -147,7 +147,7 @@ def parse_checklist(text: str, *, speckit: bool = False) -> Imported:
             stack.append(_Open(indent, None))
             continue
         unit = Unit(
-            id=unique_id(base or title_id(title, fallback="task"), taken),
+            id=claim_id(base or id_from_title(title), taken),
             title=title,
             status=status,
             group=group,

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from resume_kit.model.progress import Progress, Unit
-from resume_kit.progress_file.importers import unique_id
+from resume_kit.progress_file.importers import claim_id
 
 
 @dataclass
@@ -58,7 +58,7 @@ def merge(progress: Progress, listed: list[Unit]) -> MergeReport:
     new: list[Unit] = []
     for unit in listed:
         if unit.id not in matched:
-            final[unit.id] = unique_id(unit.id, taken)
+            final[unit.id] = claim_id(unit.id, taken)
             new.append(unit)
     added_ids = {final[u.id] for u in new}
     for unit in listed:

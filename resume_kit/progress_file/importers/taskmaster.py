@@ -15,7 +15,7 @@ from typing import Any
 
 from resume_kit.infra.errors import ResumeKitError
 from resume_kit.model.progress import Status, Unit, slugify
-from resume_kit.progress_file.importers import IMPORT_HINT, Imported, unique_id
+from resume_kit.progress_file.importers import IMPORT_HINT, Imported, claim_id
 from resume_kit.progress_file.validate import command_problem
 
 STATUSES: dict[str, tuple[Status, str | None]] = {
@@ -244,7 +244,7 @@ def _unit(task: dict[str, Any], unit_id: str, taken: set[str]) -> Unit:
     if strategy and verify is None:
         notes.append(f"Test strategy: {strategy}")
     return Unit(
-        id=unique_id(unit_id, taken),
+        id=claim_id(unit_id, taken),
         title=" ".join(title.split()),
         status=status,
         verify=verify,
