@@ -90,7 +90,7 @@ def test_import_taskmaster_json(repo: Path, cli) -> None:  # type: ignore[no-unt
     assert cli("init", "--goal", "Ship it", "--import", "tasks.json").code == 0
     model = load(repo)
     assert [(u.id, u.status, u.after) for u in model.units] == [
-        ("task-1", "done", []),
+        ("task-1", "done", ["task-1.1", "task-1.2"]),  # a parent is done after its subtasks
         ("task-1.1", "done", []),
         ("task-1.2", "todo", ["task-1.1"]),
         ("task-2", "in_progress", ["task-1"]),

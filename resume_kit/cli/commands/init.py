@@ -10,6 +10,7 @@ from resume_kit.infra.errors import ResumeKitError
 from resume_kit.infra.store import ensure_gitignore
 from resume_kit.model import progress
 from resume_kit.progress_file import io as progress_io
+from resume_kit.progress_file.importers import Format
 
 HEADER = (
     "# resume-kit progress file (schema: https://github.com/resume-kit/resume-kit#progress-file).\n"
@@ -18,36 +19,12 @@ HEADER = (
 )
 
 
-MAX_IMPORT_BYTES = 64 * 1024 * 1024
-
-
-def _read_import(path: Path) -> str:
-    from resume_kit.infra.store import FileTooLarge, NotARegularFile, read_regular
-
-    try:
-        data = read_regular(path, MAX_IMPORT_BYTES)
-    except FileNotFoundError:
-        raise ResumeKitError(f"{path}: no such file", hint="give the path of a task list") from None
-    except NotARegularFile as exc:
+def run(goal: str | None, import_file: Path | None, fmt: Format = "auto") -> int:
+    if fmt != "auto" and import_file is None:
         raise ResumeKitError(
-            f"cannot read {path}: not a regular file ({exc.kind})",
-            hint="give the path of a task list file",
-        ) from None
-    except FileTooLarge:
-        raise ResumeKitError(
-            f"{path} is larger than {MAX_IMPORT_BYTES // (1024 * 1024)} MiB: not a task list"
-        ) from None
-    except OSError as exc:
-        raise ResumeKitError(f"cannot read {path}: {exc.strerror or exc}") from None
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise ResumeKitError(
-            f"{path}: not UTF-8 text", hint="save the task list as UTF-8"
-        ) from None
-
-
-def run(goal: str | None, import_file: Path | None) -> int:
+            "--format says how to read --import FILE, and no file was given",
+            hint=f"resume-kit init --import FILE --format {fmt}",
+        )
     layout = paths.find_layout()
     if layout.progress.exists():
         raise ResumeKitError(
@@ -56,24 +33,24 @@ def run(goal: str | None, import_file: Path | None) -> int:
         )
     units: list[progress.Unit] = []
     if import_file is not None:
-        from resume_kit.progress_file.importers import parse_import
+        from resume_kit.cli.commands.imports import read
 
-        imported = parse_import(_read_import(import_file), import_file.name)
+        imported = read(import_file, fmt)
         units = imported.units
         goal = goal or imported.goal
     if goal is None or not goal.strip():
+        example = "Extract parties and dates from the contracts in docs/"
         raise ResumeKitError(
-            "a goal is needed: one sentence that says what the whole task achieves",
-            hint='resume-kit init --goal "Extract parties and dates from the contracts in docs/"',
+            "a goal is needed: one sentence that says what the whole task achieves"
+            + (f" ({import_file} names none)" if import_file is not None else ""),
+            hint=f'resume-kit init --goal "{example}"'
+            + (f" --import {import_file}" if import_file is not None else ""),
         )
     model = progress.Progress(goal=" ".join(goal.split()), units=units)
     layout.state_dir.mkdir(exist_ok=True)
     ensure_gitignore(layout)
     progress_io.create(layout, model, header=HEADER)
-    if units:
-        from resume_kit.infra.trust import approve_created
-
-        approve_created(layout, [u for u in units if u.verify])
+    # Imported verify commands came with the list (the repository): never approved here.
     done = sum(1 for u in units if u.status == "done")
     info(f"created {layout.rel(layout.progress)}" + (f" with {len(units)} units" if units else ""))
     if done:
@@ -81,10 +58,10 @@ def run(goal: str | None, import_file: Path | None) -> int:
             f"{done} imported units are marked done without evidence; "
             "`resume-kit status` lists them as DONE_UNVERIFIED until verified"
         )
-    if units and not any(u.verify for u in units):
-        info(
-            "imported units have no verify command yet: add `verify:` to each in progress.yaml, "
-            "then a person must review them and approve them with `resume-kit trust`"
-        )
+    if import_file is not None:
+        from resume_kit.cli.commands.imports import next_step
+
+        next_step(model, units)
+        return 0
     info('next: resume-kit add "First unit" --verify "pytest tests/test_first.py"')
     return 0

@@ -1,10 +1,10 @@
-"""The progress-file commands: init, add, plan, status; and the side-effect ledger
+"""The progress-file commands: init, import, add, plan, status; and the side-effect ledger
 (``action``). The commands that change one unit are in :mod:`resume_kit.cli.verbs.units`."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 
@@ -14,6 +14,12 @@ from resume_kit.core.placeholders import PLACEHOLDERS
 PLACEHOLDER_HELP = ", ".join(f"{{{name}}} {words}" for name, words in PLACEHOLDERS.items())
 
 app = typer.Typer()
+ImportFormat = Literal["auto", "markdown", "taskmaster", "speckit"]
+FORMAT_OPTION = typer.Option(
+    "--format",
+    metavar="FORMAT",
+    help="The list's format: auto (from the name and content), markdown, taskmaster or speckit.",
+)
 action_app = typer.Typer(
     help="The side-effect ledger: what must not happen twice.", no_args_is_help=True
 )
@@ -29,15 +35,35 @@ def init(
         typer.Option(
             "--import",
             metavar="FILE",
-            help="Import units from a Markdown task list (- \\[ ] / - \\[x] lines) or a Task "
-            "Master tasks.json.",
+            help="Import units from a Markdown checklist (- \\[ ], - \\[x], 1. \\[ ] lines), a "
+            "spec-kit tasks.md or a Task Master tasks.json.",
         ),
     ] = None,
+    fmt: Annotated[ImportFormat, FORMAT_OPTION] = "auto",
 ) -> None:
     """Create .resume-kit/ with a progress file (never overwrites one)."""
     from resume_kit.cli.commands import init as cmd
 
-    exit_with(cmd.run(goal, import_file))
+    exit_with(cmd.run(goal, import_file, fmt))
+
+
+@app.command("import")
+def import_(
+    file: Annotated[
+        str,
+        typer.Argument(
+            metavar="FILE",
+            click_type=PLAIN,
+            help="A Markdown checklist, a spec-kit tasks.md or a Task Master tasks.json.",
+        ),
+    ],
+    fmt: Annotated[ImportFormat, FORMAT_OPTION] = "auto",
+) -> None:
+    """Merge a task list into the progress file: new units added, known ones (same id or
+    title) updated where they have no evidence, none twice."""
+    from resume_kit.cli.commands import imports as cmd
+
+    exit_with(cmd.run(Path(file), fmt))
 
 
 @app.command()
