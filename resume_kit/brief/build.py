@@ -29,7 +29,7 @@ from resume_kit.core.timeutil import age, age_span, format_utc, parse_utc
 from resume_kit.model.facts import ChangeEntry, PathStatus, Snapshot
 from resume_kit.model.findings import SEVERITY_ORDER, STUCK_REPEATS, Finding
 from resume_kit.model.globs import glob_match
-from resume_kit.model.progress import Progress, Unit, pick_next, why_next
+from resume_kit.model.progress import Progress, Unit, latest_pass, pick_next, why_next
 
 SCHEMA_VERSION = 1
 MAX_REQUEST_CHARS = 300
@@ -412,17 +412,6 @@ def _facts(snapshot: Snapshot, paths_total: int) -> list[tuple[str, str]]:
     return facts
 
 
-def latest_pass(progress: Progress) -> tuple[dt.datetime, str] | None:
-    """When the newest passing verification happened, and of which unit."""
-    best: tuple[dt.datetime, str] | None = None
-    for unit in progress.units:
-        if unit.status == "done" and unit.evidence is not None:
-            when = parse_utc(unit.evidence.verified_at)
-            if when is not None and (best is None or when > best[0]):
-                best = (when, unit.id)
-    return best
-
-
 def _log_part(
     snapshot: Snapshot, now: dt.datetime, passed: tuple[dt.datetime, str] | None = None
 ) -> tuple[LogPart | None, int]:
@@ -545,11 +534,33 @@ def _number(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
+def _since(
+    used: Any, passed: tuple[dt.datetime, str] | None
+) -> tuple[int | None, int, bool] | None:
+    """(tokens, compactions, complete) the transcript reader counted after the last verified
+    unit (after the session started when none is), when it counted against this very pass."""
+    entry = used.get("since") if isinstance(used, Mapping) else None
+    if not isinstance(entry, Mapping):
+        return None
+    if entry.get("at") != (format_utc(passed[0]) if passed else None):
+        return None  # counted against another pass (an older snapshot)
+    return (
+        _number(entry.get("tokens")),
+        _number(entry.get("compactions")) or 0,
+        entry.get("complete") is True,
+    )
+
+
+def _plural_word(n: int, word: str) -> str:
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
 def meter(
     snapshot: Snapshot, now: dt.datetime, passed: tuple[dt.datetime, str] | None
 ) -> tuple[str | None, dict[str, Any]]:
-    """The resource meter: the session's tokens and compactions from the transcript, measured
-    against the last verified unit, as one Markdown line and as JSON fields."""
+    """The resource meter: tokens used and compactions since the last verified unit (since the
+    session started when none is), from the agent's transcript, and the brief's own size, as
+    one Markdown line and as JSON fields."""
     raw = snapshot.get("transcript")
     data: dict[str, Any] = {
         "transcript_tokens": None,
@@ -558,6 +569,10 @@ def meter(
         "last_compaction_at": None,
         "compacted_since_last_pass": None,
         "last_pass_unit": passed[1] if passed else None,
+        "since": None,
+        "tokens_since": None,
+        "compactions_since": None,
+        "since_complete": None,
     }
     if raw is None:
         return None, data
@@ -573,24 +588,56 @@ def meter(
         compactions=count,
         last_compaction_at=last_at,
     )
-    parts: list[str] = []
-    if total is not None:
-        parts.append(f"session {total:,} tokens" + (f" (context {context:,})" if context else ""))
+    compacted = parse_utc(last_at)
+    if count and passed is not None and compacted is not None:
+        data["compacted_since_last_pass"] = compacted > passed[0]
+    since = _since(used, passed)
+    parts = [_usage_words(since, total, context, passed, data)]
     if count:
         when = age(last_at, now)
-        text = f"compacted {count}x" + (f", last {when}" if when else "")
-        compacted = parse_utc(last_at)
-        if passed is not None and compacted is not None:
-            since = compacted > passed[0]
-            data["compacted_since_last_pass"] = since
-            text += f", {'after' if since else 'before'} {code(passed[1])} passed"
+        text = f"last compacted {when}" if when else "compacted"
+        if since is None:
+            text = f"compacted {count}x" + (f", last {when}" if when else "")
+            if passed is not None and data["compacted_since_last_pass"] is not None:
+                after = "after" if data["compacted_since_last_pass"] else "before"
+                text += f", {after} {code(passed[1])} passed"
         if data["compacted_since_last_pass"] is not False:
             text += " (details from before it may be missing)"
         parts.append(text)
-    else:
+    elif since is None:
         parts.append("no compaction")
+    parts = [p for p in parts if p]
     parts.append(f"this brief {BRIEF_SIZE} tokens")
     return "Resources: " + "; ".join(parts) + ".", data
+
+
+def _usage_words(
+    since: tuple[int | None, int, bool] | None,
+    total: int | None,
+    context: int | None,
+    passed: tuple[dt.datetime, str] | None,
+    data: dict[str, Any],
+) -> str:
+    """ "42,000 tokens and 1 compaction since `doc-041` passed (session 180,000; context
+    150,000)"; the session's totals alone when the reader counted nothing since the pass."""
+    if since is None:
+        if total is None:
+            return ""
+        return f"session {total:,} tokens" + (f" (context {context:,})" if context else "")
+    tokens, compactions, complete = since
+    data.update(
+        since="last_pass" if passed else "session_start",
+        tokens_since=tokens,
+        compactions_since=compactions,
+        since_complete=complete,
+    )
+    label = f"since {code(passed[1])} passed" if passed else "since the session started"
+    bound = "" if complete else "at least "
+    used = f"{bound}{tokens:,} tokens and " if tokens is not None else bound
+    counted = _plural_word(compactions, "compaction") if compactions else "no compaction"
+    totals = [f"session {total:,}"] if passed and total is not None else []
+    totals += [f"context {context:,}"] if context else []
+    return f"{used}{counted} {label}" + (f" ({'; '.join(totals)})" if totals else "")
 
 
 def _summary_part(summary: Any) -> SummaryPart | None:

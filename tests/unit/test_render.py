@@ -395,6 +395,63 @@ def test_the_resource_meter_is_one_line_and_json_fields() -> None:
         "last_compaction_at": "2026-11-29T07:40:00Z",
         "compacted_since_last_pass": True,
         "last_pass_unit": "doc-041",
+        "since": None,  # this transcript was read without a count since the pass
+        "tokens_since": None,
+        "compactions_since": None,
+        "since_complete": None,
         "brief_tokens": data["tokens"],
     }
     assert "Resources:" not in render(_brief(interrupted), "markdown", 1500).text  # no transcript
+
+
+def _metered(since: dict[str, Any] | None, verified: bool = True) -> Brief:
+    from resume_kit.core.timeutil import format_utc
+    from resume_kit.model.progress import latest_pass
+
+    progress, snap, findings = trouble()
+    if not verified:
+        for unit in progress.units:
+            unit.evidence = None
+    passed = latest_pass(progress)
+    if since is not None:
+        since = {**since, "at": format_utc(passed[0]) if passed else None}
+    snap["transcript"]["tokens"]["since"] = since
+    return build_brief(progress, snap, findings)
+
+
+def test_the_meter_counts_tokens_and_compactions_since_the_last_verified_unit() -> None:
+    brief = _metered({"tokens": 42_000, "compactions": 1, "complete": True})
+    rendered = render(brief, "markdown", 1500, exact_tokens=True)
+    line = next(x for x in rendered.text.splitlines() if "Resources:" in x)
+    assert line == (
+        "- Resources: 42,000 tokens and 1 compaction since `doc-041` passed (session 180,000; "
+        "context 150,000); last compacted 30 min ago (details from before it may be missing); "
+        f"this brief {rendered.tokens:,} tokens."
+    )
+    meter = json.loads(render(brief, "json", 1500).text)["meter"]
+    assert (meter["since"], meter["tokens_since"], meter["compactions_since"]) == (
+        "last_pass",
+        42_000,
+        1,
+    )
+    assert meter["since_complete"] is True and meter["last_pass_unit"] == "doc-041"
+
+
+def test_the_meter_says_since_the_session_started_when_nothing_is_verified() -> None:
+    brief = _metered({"tokens": 180_000, "compactions": 2, "complete": True}, verified=False)
+    line = next(x for x in render(brief, "markdown", 1500).text.splitlines() if "Resources:" in x)
+    assert "180,000 tokens and 2 compactions since the session started (context 150,000)" in line
+    meter = json.loads(render(brief, "json", 1500).text)["meter"]
+    assert meter["since"] == "session_start" and meter["last_pass_unit"] is None
+
+
+def test_the_meter_marks_a_lower_bound_and_ignores_a_count_against_another_pass() -> None:
+    capped = _metered({"tokens": 9_000, "compactions": 0, "complete": False})
+    text = render(capped, "markdown", 1500).text
+    assert "at least 9,000 tokens and no compaction since `doc-041` passed" in text
+    progress, snap, findings = trouble()
+    snap["transcript"]["tokens"]["since"] = {
+        "at": "2020-01-01T00:00:00Z", "tokens": 9_000, "compactions": 0, "complete": True
+    }  # fmt: skip
+    text = render(build_brief(progress, snap, findings), "markdown", 1500).text
+    assert "9,000" not in text and "session 180,000 tokens" in text  # the totals, said as such
