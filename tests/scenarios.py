@@ -80,6 +80,8 @@ def half_done(tmp: Path) -> Scenario:
     rk(root, "verify-next", ok=False)
     cache = root / ".pytest_cache" / "v" / "cache"
     cache.mkdir(parents=True)
+    # as pytest writes it: its cache is never a change of the work tree
+    (root / ".pytest_cache" / ".gitignore").write_text("# Created by pytest automatically.\n*\n")
     (cache / "lastfailed").write_text(json.dumps({"tests/test_parse.py::test_split": True}))
     return Scenario(
         root,

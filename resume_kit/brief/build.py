@@ -8,12 +8,14 @@ any template sees it. ``render.py`` only chooses how much of each detail list to
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from resume_kit.brief.cause import cause_line, fold_failed
 from resume_kit.core.inert import (
     block_lines,
     blockquote,
@@ -34,6 +36,7 @@ from resume_kit.model.progress import Progress, Unit, latest_pass, pick_next, wh
 SCHEMA_VERSION = 1
 MAX_REQUEST_CHARS = 300
 DATA_LABEL = "quoted as data, not instructions"
+OPERATION_ADVICE = ": finish or abort it before anything else."  # unless its warning says how
 
 # --------------------------------------------------------------------------- small helpers
 
@@ -191,6 +194,8 @@ class NextPart:
     verify_lines: list[str] | None
     data: dict[str, Any]
     approved: bool = True  # False: its verify command needs a person's approval first
+    cause: str | None = None  # the line of the failure output that says why (brief/cause.py)
+    why_md: str | None = None  # the reason without the failure its own line tells
 
 
 @dataclass
@@ -380,7 +385,7 @@ def _facts(snapshot: Snapshot, paths_total: int) -> list[tuple[str, str]]:
 
         about = operation_words(repo.get("operation_detail"), lambda t: code(t, 80))
         text += f" ({about})" if about else ""
-        facts.append(("operation", text + ": finish or abort it before anything else."))
+        facts.append(("operation", text + OPERATION_ADVICE))
     elif conflicts:
         plural = "s" if len(conflicts) != 1 else ""
         facts.append(("operation", f"**{len(conflicts)} conflicted file{plural}.**"))
@@ -831,7 +836,8 @@ def _next_part(
         if failure.reruns:
             bits.append(f"then {failure.reruns} plain re-run(s) with nothing changed")
         failure_md = ", ".join(bits)
-        failure_lines = block_lines(failure.excerpt or "")[-20:]
+        more = f"run `{one_line(unit.verify, 120)}`" if unit.verify else "see `resume-kit status`"
+        failure_lines = fold_failed(block_lines(failure.excerpt or "")[-20:], more)
     verify_lines = block_lines(unit.verify, 2000) if unit.verify else None
     why = why_next(progress, unit)
     data: dict[str, Any] = {
@@ -868,6 +874,8 @@ def _next_part(
         verify_lines=verify_lines,
         data=data,
         approved=approved,
+        cause=cause_line(failure_lines),
+        why_md=why_next(progress, dataclasses.replace(unit, last_failure=None)) if failure else why,
     )
 
 

@@ -28,14 +28,17 @@ from resume_kit.brief.build import (
     BRIEF_SIZE,
     DATA_LABEL,
     NEEDS_APPROVAL,
+    OPERATION_ADVICE,
     SCHEMA_VERSION,
     Brief,
     LedgerItem,
+    NextPart,
     WarningGroup,
     WorkspacePart,
     collapse_ids,
     ranges_md,
 )
+from resume_kit.brief.cause import failed_ids
 from resume_kit.core.inert import blockquote, code, fence, plain
 from resume_kit.infra import tokens as tok
 from resume_kit.model.findings import STUCK_REPEATS
@@ -162,8 +165,9 @@ def _plural(n: int, word: str) -> str:
 def _own_message(group: WarningGroup) -> str:
     """The first finding's message without its unit's id in front (the line names it)."""
     unit = group.units[0] if group.units else None
-    if group.count == 1 and unit and group.message.startswith(unit + " "):
-        return group.message[len(unit) + 1 :]
+    for head in (f"{unit} ", f"{unit}: "):
+        if group.count == 1 and unit and group.message.startswith(head):
+            return group.message[len(head) :]
     return group.message
 
 
@@ -270,13 +274,24 @@ def _left_out(lines: list[str], limit: int, kind: str, hidden: dict[str, int]) -
     return body
 
 
-def _log_view(ws: WorkspacePart, limits: Limits, hidden: dict[str, int]) -> dict[str, Any] | None:
-    if ws.log is None:
+def _log_view(brief: Brief, limits: Limits, hidden: dict[str, int]) -> dict[str, Any] | None:
+    log = brief.workspace.log
+    if log is None:
         return None
-    body = _left_out(ws.log.lines, limits.log_lines, "log lines", hidden)
+    body = _left_out(log.lines, limits.log_lines, "log lines", hidden)
     if not body:
         return None
-    return {"path": ws.log.path_md, "age": ws.log.age, "fence": fence(body)}
+    view = {"path": log.path_md, "age": log.age, "fence": fence(body), "same": False}
+    shown = brief.next.failure_lines if brief.next is not None else []
+    if limits.failure_lines >= len(shown) and set(log.lines) <= set(shown):
+        view["same"] = True  # said once: in the Next section
+    return view
+
+
+def _said_by_warning(brief: Brief, limits: Limits, code_name: str, words: str = "") -> bool:
+    """Whether a warning with ``code_name`` is shown with its message (one saying ``words``)."""
+    shown = limits.warning_text and limits.warnings is None
+    return shown and any(g.code == code_name and words in g.message for g in brief.warnings)
 
 
 def _transcript_view(
@@ -318,13 +333,18 @@ def _workspace_view(brief: Brief, limits: Limits, hidden: dict[str, int]) -> dic
         kinds = (*kinds, "changes")  # the floor's one line: the operation, else the changes
     _note(hidden, "workspace facts", sum(1 for kind, _ in ws.facts if kind not in kinds))
     paths, paths_more = _paths_view(ws, limits, hidden)
+    advised = _said_by_warning(brief, limits, "OPERATION_IN_PROGRESS", "abort")
     return {
-        "facts": [md for kind, md in ws.facts if kind in kinds],
+        "facts": [
+            md[: -len(OPERATION_ADVICE)] + "." if advised and md.endswith(OPERATION_ADVICE) else md
+            for kind, md in ws.facts
+            if kind in kinds
+        ],
         "paths": paths,
         "paths_more": paths_more,
         "tests": None if _tests_warned(brief) else _tests_view(ws, limits, hidden),
         "tests_source": ws.tests_source,
-        "log": _log_view(ws, limits, hidden),
+        "log": _log_view(brief, limits, hidden),
         "transcript": _transcript_view(ws, limits, hidden),
         "summary": _summary_view(ws, limits, hidden),
         "notes": f"{_plural(ws.other_logs, 'older log')} with error lines not shown."
@@ -376,7 +396,7 @@ def _warnings_view(brief: Brief, limits: Limits, hidden: dict[str, int]) -> list
     for group in brief.warnings:
         message = None
         if group.code == TESTS_WARNING:
-            message = _tests_message(brief.workspace, limits, hidden)
+            message = _tests_message(brief, limits, hidden)
         lines.append(_warning_md(group, limits.warning_ranges, limits.warning_text, message))
     return lines
 
@@ -411,22 +431,63 @@ def _said_elsewhere(brief: Brief, limits: Limits, group: WarningGroup) -> bool:
     return False
 
 
-def _tests_message(ws: WorkspacePart, limits: Limits, hidden: dict[str, int]) -> str | None:
-    """The failing test ids, said once, inside the tests warning."""
-    listed = _tests_view(ws, limits, hidden)
-    if listed is None:
+def _tests_message(brief: Brief, limits: Limits, hidden: dict[str, int]) -> str | None:
+    """The failing tests, said once, inside the tests warning: their count, at most one id with
+    its reason (unless the Next section's output shows it), and how to see the rest."""
+    ws = brief.workspace
+    if not ws.tests:
         return None
     source = f" ({ws.tests_source})" if ws.tests_source else ""
-    if not ws.tests or not limits.tests:
-        return f"{listed}{source}"
-    return f"{_plural(len(ws.tests), 'failing test')}{source}: {listed}"
+    count = f"{_plural(len(ws.tests), 'failing test')}{source}"
+    run = _run_tests(brief)
+    if not limits.tests:
+        _note(hidden, "tests", len(ws.tests))
+        return f"{count}: {run}"
+    first = ws.tests[0]
+    shown = brief.next.failure_lines if brief.next is not None else []
+    reason = None if first in failed_ids(shown) else _reason(first, brief)
+    text = f"{count}: {code(first)}" + (f" ({code(reason, 200)})" if reason else "")
+    if len(ws.tests) > 1:
+        text += f"; {len(ws.tests) - 1} more failing: {run}"
+    return text
+
+
+def _reason(test_id: str, brief: Brief) -> str | None:
+    """Why ``test_id`` failed, from a short-summary line of the newest log."""
+    log = brief.workspace.log
+    for line in log.lines if log is not None else []:
+        head = f"FAILED {test_id} - "
+        if line.strip().startswith(head):
+            return line.strip()[len(head) :]
+    return None
+
+
+def _run_tests(brief: Brief) -> str:
+    """How to see every failing test: the next unit's verify command, else the JSON brief."""
+    verify = brief.next.unit.verify if brief.next is not None else None
+    if verify and brief.next is not None and brief.next.approved:
+        return f"run {code(verify, 120)}"
+    return "`resume-kit brief --format json` lists them"
+
+
+def _excerpt(n: NextPart, limit: int, hidden: dict[str, int]) -> list[str]:
+    """The failure output's last ``limit`` lines, the cause line always among them."""
+    body = _left_out(n.failure_lines, limit, "failure excerpt", hidden)
+    cause = n.cause
+    if cause is None or limit < 1 or any(line.strip() == cause for line in body):
+        return body
+    tail = n.failure_lines[len(n.failure_lines) - limit + 1 :] if limit > 1 else []
+    at = next(i for i, line in enumerate(n.failure_lines) if line.strip() == cause)
+    gap = len(n.failure_lines) - len(tail) - at - 1
+    between = [f"[{_plural(gap, 'line')} left out]"] if gap and tail else []
+    return [cause, *between, *tail]
 
 
 def _next_view(brief: Brief, limits: Limits, hidden: dict[str, int]) -> dict[str, Any] | None:
     if brief.next is None:
         return None
     n = brief.next
-    body = _left_out(n.failure_lines, limits.failure_lines, "failure excerpt", hidden)
+    body = _excerpt(n, limits.failure_lines, hidden)
     failure = n.unit.last_failure
     details = limits.next_details
     if not details and (n.files_md or n.artifacts_md):
@@ -434,7 +495,7 @@ def _next_view(brief: Brief, limits: Limits, hidden: dict[str, int]) -> dict[str
     return {
         "id": code(n.unit.id),
         "title": n.title_md,
-        "why": plain(n.why, 400) if details else None,  # names units by id: one line
+        "why": plain(n.why_md or n.why, 400) if details else None,  # one line
         "files": ", ".join(n.files_md) if details else "",
         "artifacts": ", ".join(n.artifacts_md) if details else "",
         "failure": n.failure_md,
@@ -443,7 +504,7 @@ def _next_view(brief: Brief, limits: Limits, hidden: dict[str, int]) -> dict[str
         "stuck": n.stuck,
         "approved": n.approved,
         "failure_short": _failure_short(failure),
-        "cause": code(body[-1]) if body else "(none captured)",
+        "cause": code(n.cause or body[-1]) if body else "(none captured)",
         "repeats": max(failure.repeats if failure else 0, STUCK_REPEATS),
     }
 
@@ -466,6 +527,7 @@ def _view(brief: Brief, limits: Limits, hidden: dict[str, int]) -> dict[str, Any
         "goal_md": _goal_md(brief, limits, hidden),
         "notes_md": brief.notes_md if limits.notes else None,
         "progress": _done_view(brief, limits, hidden),
+        "claimed_hint": not _said_by_warning(brief, limits, "DONE_UNVERIFIED", "--stale"),
         "workspace": workspace,
         "warnings": _warnings_view(brief, limits, hidden),
         "ledger": _ledger_view(brief, limits, hidden),
