@@ -1,11 +1,12 @@
 """Render a brief as Markdown, JSON or a Claude Code / Codex SessionStart hook answer, fitted to a
 token budget (SPEC 4).
 
-Fitting never re-renders per unit: detail is cut in a fixed ladder of levels (done list → paths
-→ summary → log lines → transcript → tests → ledger → compact warnings → failure excerpt), each
-level a little smaller than the one before, and a binary search over the ladder finds the first
-level that fits, so a brief over 10,000 units costs a handful of renders. The header, the
-warnings (grouped) and the next unit are in every level.
+Fitting never re-renders per unit: detail is cut in a fixed ladder of levels (docs/brief.md:
+repetitive material first, the done ids last), each level a little smaller than the one before,
+and a binary search over the ladder finds the first level that fits, so a brief over 10,000
+units costs a handful of renders. The last levels are the floor, within 300 tokens: goal, done
+ranges, one workspace line, the most severe warnings, the next unit with its cause line and
+verify command, and one line naming what was left out.
 """
 
 from __future__ import annotations
