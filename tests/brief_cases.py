@@ -259,7 +259,10 @@ def planted_secrets() -> tuple[Progress, dict[str, Any], list[Finding]]:
     s = SECRETS
     nxt = progress.units[136]
     assert nxt.last_failure is not None
-    nxt.last_failure.excerpt += f"\nrequests.exceptions: Authorization: Bearer {s['bearer']}"
+    # the newest exception line: the cause line even the smallest brief keeps
+    nxt.last_failure.excerpt += (
+        f"\nrequests.exceptions.HTTPError: 401 for Authorization: Bearer {s['bearer']}"
+    )
     progress.actions.append(
         Action(key="push-release", description=f"pushed with token {s['github']}", status="unknown")
     )

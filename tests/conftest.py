@@ -34,6 +34,8 @@ SLOW_TESTS = frozenset(
         "tests/adversarial/test_security_hooks.py::test_a_filter_driver_that_cannot_be_switched_off_stops_git_before_it_starts",
         "tests/e2e/test_brief_scenarios.py::test_facts_other_points_add",
         "tests/e2e/test_brief_scenarios.py::test_the_brief_states_the_scenario_facts",
+        "tests/e2e/test_brief_scenarios.py::test_the_floor_fits_300_tokens_and_keeps_the_next_unit",
+        "tests/cli/test_brief_meter.py::test_tokens_and_compactions_since_the_last_verified_unit",
         "tests/cli/test_integrate_agents.py::test_the_brief_is_delivered_once_per_compaction",
         "tests/unit/test_summarize.py::test_second_call_is_served_from_the_cache",
         "tests/cli/test_verify.py::test_background_writer_does_not_hang_the_run",

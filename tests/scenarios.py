@@ -80,6 +80,8 @@ def half_done(tmp: Path) -> Scenario:
     rk(root, "verify-next", ok=False)
     cache = root / ".pytest_cache" / "v" / "cache"
     cache.mkdir(parents=True)
+    # as pytest writes it: its cache is never a change of the work tree
+    (root / ".pytest_cache" / ".gitignore").write_text("# Created by pytest automatically.\n*\n")
     (cache / "lastfailed").write_text(json.dumps({"tests/test_parse.py::test_split": True}))
     return Scenario(
         root,
@@ -183,6 +185,49 @@ def todo_disagrees(tmp: Path) -> Scenario:
     )
 
 
+def big_workspace(tmp: Path) -> Scenario:
+    """200 units, 60 done (10 of them only claimed by an imported task list), the 51st plan
+    unit failing with a long mypy log, and a merge stopped on a conflict in a done unit's file."""
+    root = tmp / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    git(root, "config", "user.email", "t@example.com")
+    git(root, "config", "user.name", "T")
+    (root / "src").mkdir()
+    for n in range(1, 191):
+        (root / "src" / f"mod_{n:03d}.py").write_text("ok\n" if n <= 50 else "todo\n")
+    errors = [
+        f"src/mod_051.py:{line}: error: Function is missing a type annotation  [no-untyped-def]"
+        for line in range(1, 241)
+    ]
+    (root / "mypy.log").write_text("\n".join([*errors, "Found 240 errors in 1 file"]) + "\n")
+    (root / "tasks.md").write_text("".join(f"- [x] Set up part {n}\n" for n in range(1, 11)))
+    _commit(root, "modules")
+    rk(root, "init", "--goal", "Type-annotate every module in src/", "--import", "tasks.md")
+    rk(root, "plan", "--each", "src/mod_*.py", "--title", "Annotate {stem}",
+       "--verify", "grep -q ok {path} || { cat mypy.log; false; }")  # fmt: skip
+    rk(root, "trust", "--yes")
+    rk(root, "run", ok=False)
+    git(root, "checkout", "-q", "-b", "feature")
+    (root / "src" / "mod_005.py").write_text("ok feature\n")
+    _commit(root, "Annotate mod_005 differently")
+    git(root, "checkout", "-q", "main")
+    (root / "src" / "mod_005.py").write_text("ok main\n")
+    _commit(root, "Touch mod_005")
+    git(root, "merge", "feature", check=False)
+    return Scenario(
+        root,
+        must=[
+            "**60/200 units done**",
+            "Unit `src-mod_051`",
+            "grep -q ok src/mod_051.py",
+            "`set-up-part-1` … `set-up-part-10`",
+            "`src-mod_001` … `src-mod_050`",
+        ],
+        must_not=["Unit `src-mod_001`", "Unit `set-up-part-1`"],
+    )
+
+
 SCENARIOS: dict[str, Callable[[Path], Scenario]] = {
     "batch-died": batch_died,
     "half-done": half_done,
@@ -190,4 +235,5 @@ SCENARIOS: dict[str, Callable[[Path], Scenario]] = {
     "rebase-stopped": rebase_stopped,
     "claimed-import": claimed_import,
     "todo-disagrees": todo_disagrees,
+    "big-workspace": big_workspace,
 }

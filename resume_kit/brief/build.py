@@ -8,12 +8,14 @@ any template sees it. ``render.py`` only chooses how much of each detail list to
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from resume_kit.brief.cause import cause_line, fold_failed
 from resume_kit.core.inert import (
     block_lines,
     blockquote,
@@ -29,11 +31,12 @@ from resume_kit.core.timeutil import age, age_span, format_utc, parse_utc
 from resume_kit.model.facts import ChangeEntry, PathStatus, Snapshot
 from resume_kit.model.findings import SEVERITY_ORDER, STUCK_REPEATS, Finding
 from resume_kit.model.globs import glob_match
-from resume_kit.model.progress import Progress, Unit, pick_next, why_next
+from resume_kit.model.progress import Progress, Unit, latest_pass, pick_next, why_next
 
 SCHEMA_VERSION = 1
 MAX_REQUEST_CHARS = 300
 DATA_LABEL = "quoted as data, not instructions"
+OPERATION_ADVICE = ": finish or abort it before anything else."  # unless its warning says how
 
 # --------------------------------------------------------------------------- small helpers
 
@@ -191,6 +194,8 @@ class NextPart:
     verify_lines: list[str] | None
     data: dict[str, Any]
     approved: bool = True  # False: its verify command needs a person's approval first
+    cause: str | None = None  # the line of the failure output that says why (brief/cause.py)
+    why_md: str | None = None  # the reason without the failure its own line tells
 
 
 @dataclass
@@ -380,7 +385,7 @@ def _facts(snapshot: Snapshot, paths_total: int) -> list[tuple[str, str]]:
 
         about = operation_words(repo.get("operation_detail"), lambda t: code(t, 80))
         text += f" ({about})" if about else ""
-        facts.append(("operation", text + ": finish or abort it before anything else."))
+        facts.append(("operation", text + OPERATION_ADVICE))
     elif conflicts:
         plural = "s" if len(conflicts) != 1 else ""
         facts.append(("operation", f"**{len(conflicts)} conflicted file{plural}.**"))
@@ -410,17 +415,6 @@ def _facts(snapshot: Snapshot, paths_total: int) -> list[tuple[str, str]]:
         entries = f"{stashes} stash entr{'ies' if stashes != 1 else 'y'}"
         facts.append(("stash", entries + (f": {listed}." if listed else ".")))
     return facts
-
-
-def latest_pass(progress: Progress) -> tuple[dt.datetime, str] | None:
-    """When the newest passing verification happened, and of which unit."""
-    best: tuple[dt.datetime, str] | None = None
-    for unit in progress.units:
-        if unit.status == "done" and unit.evidence is not None:
-            when = parse_utc(unit.evidence.verified_at)
-            if when is not None and (best is None or when > best[0]):
-                best = (when, unit.id)
-    return best
 
 
 def _log_part(
@@ -545,11 +539,33 @@ def _number(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
+def _since(
+    used: Any, passed: tuple[dt.datetime, str] | None
+) -> tuple[int | None, int, bool] | None:
+    """(tokens, compactions, complete) the transcript reader counted after the last verified
+    unit (after the session started when none is), when it counted against this very pass."""
+    entry = used.get("since") if isinstance(used, Mapping) else None
+    if not isinstance(entry, Mapping):
+        return None
+    if entry.get("at") != (format_utc(passed[0]) if passed else None):
+        return None  # counted against another pass (an older snapshot)
+    return (
+        _number(entry.get("tokens")),
+        _number(entry.get("compactions")) or 0,
+        entry.get("complete") is True,
+    )
+
+
+def _plural_word(n: int, word: str) -> str:
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
 def meter(
     snapshot: Snapshot, now: dt.datetime, passed: tuple[dt.datetime, str] | None
 ) -> tuple[str | None, dict[str, Any]]:
-    """The resource meter: the session's tokens and compactions from the transcript, measured
-    against the last verified unit, as one Markdown line and as JSON fields."""
+    """The resource meter: tokens used and compactions since the last verified unit (since the
+    session started when none is), from the agent's transcript, and the brief's own size, as
+    one Markdown line and as JSON fields."""
     raw = snapshot.get("transcript")
     data: dict[str, Any] = {
         "transcript_tokens": None,
@@ -558,6 +574,10 @@ def meter(
         "last_compaction_at": None,
         "compacted_since_last_pass": None,
         "last_pass_unit": passed[1] if passed else None,
+        "since": None,
+        "tokens_since": None,
+        "compactions_since": None,
+        "since_complete": None,
     }
     if raw is None:
         return None, data
@@ -573,24 +593,56 @@ def meter(
         compactions=count,
         last_compaction_at=last_at,
     )
-    parts: list[str] = []
-    if total is not None:
-        parts.append(f"session {total:,} tokens" + (f" (context {context:,})" if context else ""))
+    compacted = parse_utc(last_at)
+    if count and passed is not None and compacted is not None:
+        data["compacted_since_last_pass"] = compacted > passed[0]
+    since = _since(used, passed)
+    parts = [_usage_words(since, total, context, passed, data)]
     if count:
         when = age(last_at, now)
-        text = f"compacted {count}x" + (f", last {when}" if when else "")
-        compacted = parse_utc(last_at)
-        if passed is not None and compacted is not None:
-            since = compacted > passed[0]
-            data["compacted_since_last_pass"] = since
-            text += f", {'after' if since else 'before'} {code(passed[1])} passed"
+        text = f"last compacted {when}" if when else "compacted"
+        if since is None:
+            text = f"compacted {count}x" + (f", last {when}" if when else "")
+            if passed is not None and data["compacted_since_last_pass"] is not None:
+                after = "after" if data["compacted_since_last_pass"] else "before"
+                text += f", {after} {code(passed[1])} passed"
         if data["compacted_since_last_pass"] is not False:
             text += " (details from before it may be missing)"
         parts.append(text)
-    else:
+    elif since is None:
         parts.append("no compaction")
+    parts = [p for p in parts if p]
     parts.append(f"this brief {BRIEF_SIZE} tokens")
     return "Resources: " + "; ".join(parts) + ".", data
+
+
+def _usage_words(
+    since: tuple[int | None, int, bool] | None,
+    total: int | None,
+    context: int | None,
+    passed: tuple[dt.datetime, str] | None,
+    data: dict[str, Any],
+) -> str:
+    """ "42,000 tokens and 1 compaction since `doc-041` passed (session 180,000; context
+    150,000)"; the session's totals alone when the reader counted nothing since the pass."""
+    if since is None:
+        if total is None:
+            return ""
+        return f"session {total:,} tokens" + (f" (context {context:,})" if context else "")
+    tokens, compactions, complete = since
+    data.update(
+        since="last_pass" if passed else "session_start",
+        tokens_since=tokens,
+        compactions_since=compactions,
+        since_complete=complete,
+    )
+    label = f"since {code(passed[1])} passed" if passed else "since the session started"
+    bound = "" if complete else "at least "
+    used = f"{bound}{tokens:,} tokens and " if tokens is not None else bound
+    counted = _plural_word(compactions, "compaction") if compactions else "no compaction"
+    totals = [f"session {total:,}"] if passed and total is not None else []
+    totals += [f"context {context:,}"] if context else []
+    return f"{used}{counted} {label}" + (f" ({'; '.join(totals)})" if totals else "")
 
 
 def _summary_part(summary: Any) -> SummaryPart | None:
@@ -784,7 +836,8 @@ def _next_part(
         if failure.reruns:
             bits.append(f"then {failure.reruns} plain re-run(s) with nothing changed")
         failure_md = ", ".join(bits)
-        failure_lines = block_lines(failure.excerpt or "")[-20:]
+        more = f"run `{one_line(unit.verify, 120)}`" if unit.verify else "see `resume-kit status`"
+        failure_lines = fold_failed(block_lines(failure.excerpt or "")[-20:], more)
     verify_lines = block_lines(unit.verify, 2000) if unit.verify else None
     why = why_next(progress, unit)
     data: dict[str, Any] = {
@@ -821,6 +874,8 @@ def _next_part(
         verify_lines=verify_lines,
         data=data,
         approved=approved,
+        cause=cause_line(failure_lines),
+        why_md=why_next(progress, dataclasses.replace(unit, last_failure=None)) if failure else why,
     )
 
 

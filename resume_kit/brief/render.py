@@ -1,11 +1,12 @@
 """Render a brief as Markdown, JSON or a Claude Code / Codex SessionStart hook answer, fitted to a
 token budget (SPEC 4).
 
-Fitting never re-renders per unit: detail is cut in a fixed ladder of levels (done list → paths
-→ summary → log lines → transcript → tests → ledger → compact warnings → failure excerpt), each
-level a little smaller than the one before, and a binary search over the ladder finds the first
-level that fits, so a brief over 10,000 units costs a handful of renders. The header, the
-warnings (grouped) and the next unit are in every level.
+Fitting never re-renders per unit: detail is cut in a fixed ladder of levels (docs/brief.md:
+repetitive material first, the done ids last), each level a little smaller than the one before,
+and a binary search over the ladder finds the first level that fits, so a brief over 10,000
+units costs a handful of renders. The last levels are the floor, within 300 tokens: goal, done
+ranges, one workspace line, the most severe warnings, the next unit with its cause line and
+verify command, and one line naming what was left out.
 """
 
 from __future__ import annotations
@@ -27,19 +28,25 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from resume_kit.brief.build import (
     BRIEF_SIZE,
     DATA_LABEL,
+    NEEDS_APPROVAL,
+    OPERATION_ADVICE,
     SCHEMA_VERSION,
     Brief,
+    LedgerItem,
+    NextPart,
     WarningGroup,
     WorkspacePart,
     collapse_ids,
     ranges_md,
 )
-from resume_kit.core.inert import code, fence, plain
+from resume_kit.brief.cause import failed_ids
+from resume_kit.core.inert import blockquote, code, fence, plain
 from resume_kit.infra import tokens as tok
 from resume_kit.model.findings import STUCK_REPEATS
 
 if TYPE_CHECKING:
     from resume_kit.brief.repo_template import RepoTemplate
+    from resume_kit.model.progress import LastFailure
 
 FORMATS = ("markdown", "json", "claude-hook")
 TEMPLATE_NAME = "brief.md.j2"
@@ -50,6 +57,7 @@ _T = TypeVar("_T")
 HOOK_MAX_CHARS = 10_000
 HOOK_MAX_TOKENS = 2_500
 TESTS_WARNING = "TESTS_FAILING"
+FLOOR_GOAL_CHARS = 240  # the goal at the floor: about 60 tokens
 
 
 @dataclass(frozen=True)
@@ -69,6 +77,11 @@ class Limits:
     failure_lines: int = 20
     next_details: bool = True
     facts: tuple[str, ...] = ("branch", "operation", "changes", "stash")
+    meter: bool = True
+    notes: bool = True
+    goal_chars: int | None = None  # None: the whole goal (blockquote's own cap)
+    terse: bool = False  # the short wording of the floor (docs/brief.md, "The floor")
+    warnings: int | None = None  # warning lines shown (the first: the most important)
 
 
 def _ladder() -> list[tuple[str, Limits]]:
@@ -106,6 +119,11 @@ def _ladder() -> list[tuple[str, Limits]]:
         ("workspace facts", {"facts": ("operation", "changes")}),
         ("warning text", {"warning_text": False}),
         ("next unit details", {"next_details": False}),
+        ("meter", {"meter": False}),
+        ("notes", {"notes": False}),
+        ("goal text", {"goal_chars": FLOOR_GOAL_CHARS}),
+        ("workspace facts", {"terse": True, "facts": ("operation",)}),
+        ("warnings", {"warnings": 1}),
         ("done ids", {"done_ranges": 12}),
         ("done ids", {"done_ranges": 4}),
         ("done ids", {"done_ranges": 1}),
@@ -148,8 +166,9 @@ def _plural(n: int, word: str) -> str:
 def _own_message(group: WarningGroup) -> str:
     """The first finding's message without its unit's id in front (the line names it)."""
     unit = group.units[0] if group.units else None
-    if group.count == 1 and unit and group.message.startswith(unit + " "):
-        return group.message[len(unit) + 1 :]
+    for head in (f"{unit} ", f"{unit}: "):
+        if group.count == 1 and unit and group.message.startswith(head):
+            return group.message[len(head) :]
     return group.message
 
 
@@ -165,7 +184,7 @@ def _warning_md(
     return f"{head} ×{group.count}{where}" + (f"; the first: {body}" if body else "")
 
 
-def _progress_line(brief: Brief) -> str:
+def _progress_line(brief: Brief, terse: bool = False) -> str:
     part = brief.progress
     rest = [
         f"{part.counts[key]} {label}"
@@ -179,7 +198,7 @@ def _progress_line(brief: Brief) -> str:
     claimed = len(part.claimed_ids)
     return (
         f"**{part.done}/{part.total} units done**"
-        + (f" ({claimed} of them only claimed, not verified)" if claimed else "")
+        + (f" ({claimed} of them only claimed, not verified)" if claimed and not terse else "")
         + (" · " + " · ".join(rest) if rest else "")
         + "."
     )
@@ -217,7 +236,7 @@ def _done_view(brief: Brief, limits: Limits, hidden: dict[str, int]) -> dict[str
     if part.claimed_ids:
         claimed_md = ranges_md(part.claimed_ids, _at_least_one(limits.done_ranges))
     return {
-        "line": _progress_line(brief),
+        "line": _progress_line(brief, limits.terse),
         "done_md": done_md,
         "blocked_md": blocked_md,
         "claimed_md": claimed_md,
@@ -232,7 +251,8 @@ def _paths_view(
     more = sum(p.count for p in ws.paths[len(paths) :])
     more += max(0, ws.paths_total - sum(p.count for p in ws.paths))  # beyond the snapshot's list
     paths_more = None
-    if more and (limits.paths or not any(kind == "changes" for kind, _ in ws.facts)):
+    changes = any(kind == "changes" for kind, _ in ws.facts)
+    if more and not limits.terse and (limits.paths or not changes):
         paths_more = f"… {more} more path{'s' if more != 1 else ''} (`git status` lists them)"
     return [p.md for p in paths], paths_more
 
@@ -255,13 +275,24 @@ def _left_out(lines: list[str], limit: int, kind: str, hidden: dict[str, int]) -
     return body
 
 
-def _log_view(ws: WorkspacePart, limits: Limits, hidden: dict[str, int]) -> dict[str, Any] | None:
-    if ws.log is None:
+def _log_view(brief: Brief, limits: Limits, hidden: dict[str, int]) -> dict[str, Any] | None:
+    log = brief.workspace.log
+    if log is None:
         return None
-    body = _left_out(ws.log.lines, limits.log_lines, "log lines", hidden)
+    body = _left_out(log.lines, limits.log_lines, "log lines", hidden)
     if not body:
         return None
-    return {"path": ws.log.path_md, "age": ws.log.age, "fence": fence(body)}
+    view = {"path": log.path_md, "age": log.age, "fence": fence(body), "same": False}
+    shown = brief.next.failure_lines if brief.next is not None else []
+    if limits.failure_lines >= len(shown) and set(log.lines) <= set(shown):
+        view["same"] = True  # said once: in the Next section
+    return view
+
+
+def _said_by_warning(brief: Brief, limits: Limits, code_name: str, words: str = "") -> bool:
+    """Whether a warning with ``code_name`` is shown with its message (one saying ``words``)."""
+    shown = limits.warning_text and limits.warnings is None
+    return shown and any(g.code == code_name and words in g.message for g in brief.warnings)
 
 
 def _transcript_view(
@@ -298,15 +329,23 @@ def _tests_warned(brief: Brief) -> bool:
 
 def _workspace_view(brief: Brief, limits: Limits, hidden: dict[str, int]) -> dict[str, Any]:
     ws = brief.workspace
-    _note(hidden, "workspace facts", sum(1 for kind, _ in ws.facts if kind not in limits.facts))
+    kinds = limits.facts
+    if limits.terse and not any(kind in kinds for kind, _ in ws.facts):
+        kinds = (*kinds, "changes")  # the floor's one line: the operation, else the changes
+    _note(hidden, "workspace facts", sum(1 for kind, _ in ws.facts if kind not in kinds))
     paths, paths_more = _paths_view(ws, limits, hidden)
+    advised = _said_by_warning(brief, limits, "OPERATION_IN_PROGRESS", "abort")
     return {
-        "facts": [md for kind, md in ws.facts if kind in limits.facts],
+        "facts": [
+            md[: -len(OPERATION_ADVICE)] + "." if advised and md.endswith(OPERATION_ADVICE) else md
+            for kind, md in ws.facts
+            if kind in kinds
+        ],
         "paths": paths,
         "paths_more": paths_more,
         "tests": None if _tests_warned(brief) else _tests_view(ws, limits, hidden),
         "tests_source": ws.tests_source,
-        "log": _log_view(ws, limits, hidden),
+        "log": _log_view(brief, limits, hidden),
         "transcript": _transcript_view(ws, limits, hidden),
         "summary": _summary_view(ws, limits, hidden),
         "notes": f"{_plural(ws.other_logs, 'older log')} with error lines not shown."
@@ -320,16 +359,27 @@ def _ledger_view(brief: Brief, limits: Limits, hidden: dict[str, int]) -> list[s
     _note(hidden, "ledger", more_ledger)
     ledger_md = [item.md for item in ledger]
     if more_ledger:
-        unknown = sum(1 for item in brief.ledger[len(ledger) :] if item.status == "unknown")
+        unknown = _unknown(brief.ledger[len(ledger) :])
+        if limits.terse and not ledger:
+            return [
+                f"{_plural(more_ledger, 'side effect')} recorded{unknown}: see `resume-kit action list`."
+            ]
         ledger_md.append(
             (f"… {more_ledger} more recorded" if ledger else _plural(more_ledger, "side effect"))
-            + (f" ({unknown} with unknown outcome)" if unknown else "")
+            + unknown
             + ": run `resume-kit action list` before any side effect."
         )
     return ledger_md
 
 
+def _unknown(items: list[LedgerItem]) -> str:
+    unknown = sum(1 for item in items if item.status == "unknown")
+    return f" ({unknown} with unknown outcome)" if unknown else ""
+
+
 def _warnings_view(brief: Brief, limits: Limits, hidden: dict[str, int]) -> list[str]:
+    if limits.warnings is not None and len(brief.warnings) > limits.warnings:
+        return _first_warnings(brief, limits, hidden)
     if limits.warning_ranges is not None and any(
         len(collapse_ids(g.units)) > limits.warning_ranges for g in brief.warnings
     ):
@@ -347,27 +397,98 @@ def _warnings_view(brief: Brief, limits: Limits, hidden: dict[str, int]) -> list
     for group in brief.warnings:
         message = None
         if group.code == TESTS_WARNING:
-            message = _tests_message(brief.workspace, limits, hidden)
+            message = _tests_message(brief, limits, hidden)
         lines.append(_warning_md(group, limits.warning_ranges, limits.warning_text, message))
     return lines
 
 
-def _tests_message(ws: WorkspacePart, limits: Limits, hidden: dict[str, int]) -> str | None:
-    """The failing test ids, said once, inside the tests warning."""
-    listed = _tests_view(ws, limits, hidden)
-    if listed is None:
+def _first_warnings(brief: Brief, limits: Limits, hidden: dict[str, int]) -> list[str]:
+    """The floor's warnings: the codes of the most severe ones in one line, the rest counted;
+    a warning that another line of the floor says is not repeated."""
+    groups = [g for g in brief.warnings if not _said_elsewhere(brief, limits, g)] or brief.warnings
+    severity = groups[0].severity
+    top = [g for g in groups if g.severity == severity]
+    _note(hidden, "warnings", len(groups) - len(top))
+    _note(hidden, "warning text", len(brief.warnings))
+    _note(hidden, "warning ids", int(any(len(collapse_ids(g.units)) > 1 for g in top)))
+    if _tests_warned(brief):
+        _tests_view(brief.workspace, limits, hidden)  # counts the ids it leaves out
+    line = ", ".join(_warning_md(g, 1, False).split(" ", 1)[1] for g in top)
+    rest = len(groups) - len(top)
+    return [f"**{severity}**: {line}" + (f" (+{rest} more)" if rest else "")]
+
+
+def _said_elsewhere(brief: Brief, limits: Limits, group: WarningGroup) -> bool:
+    """Whether another line of the floor already says what this warning says."""
+    if group.code in ("OPERATION_IN_PROGRESS", "CONFLICTS"):  # the operation line
+        operation = any(kind == "operation" for kind, _ in brief.workspace.facts)
+        return operation and "operation" in limits.facts
+    if group.code == "DONE_UNVERIFIED":  # the claimed line
+        return set(group.units) <= set(brief.progress.claimed_ids)
+    if group.code == "SIDE_EFFECT_UNKNOWN":  # the Do not repeat line
+        return bool(brief.ledger)
+    if group.code in ("UNIT_STUCK", NEEDS_APPROVAL):  # the Next section
+        return brief.next is not None and group.units == [brief.next.unit.id]
+    return False
+
+
+def _tests_message(brief: Brief, limits: Limits, hidden: dict[str, int]) -> str | None:
+    """The failing tests, said once, inside the tests warning: their count, at most one id with
+    its reason (unless the Next section's output shows it), and how to see the rest."""
+    ws = brief.workspace
+    if not ws.tests:
         return None
     source = f" ({ws.tests_source})" if ws.tests_source else ""
-    if not ws.tests or not limits.tests:
-        return f"{listed}{source}"
-    return f"{_plural(len(ws.tests), 'failing test')}{source}: {listed}"
+    count = f"{_plural(len(ws.tests), 'failing test')}{source}"
+    run = _run_tests(brief)
+    if not limits.tests:
+        _note(hidden, "tests", len(ws.tests))
+        return f"{count}: {run}"
+    first = ws.tests[0]
+    shown = brief.next.failure_lines if brief.next is not None else []
+    reason = None if first in failed_ids(shown) else _reason(first, brief)
+    text = f"{count}: {code(first)}" + (f" ({code(reason, 200)})" if reason else "")
+    if len(ws.tests) > 1:
+        text += f"; {len(ws.tests) - 1} more failing: {run}"
+    return text
+
+
+def _reason(test_id: str, brief: Brief) -> str | None:
+    """Why ``test_id`` failed, from a short-summary line of the newest log."""
+    log = brief.workspace.log
+    for line in log.lines if log is not None else []:
+        head = f"FAILED {test_id} - "
+        if line.strip().startswith(head):
+            return line.strip()[len(head) :]
+    return None
+
+
+def _run_tests(brief: Brief) -> str:
+    """How to see every failing test: the next unit's verify command, else the JSON brief."""
+    verify = brief.next.unit.verify if brief.next is not None else None
+    if verify and brief.next is not None and brief.next.approved:
+        return f"run {code(verify, 120)}"
+    return "`resume-kit brief --format json` lists them"
+
+
+def _excerpt(n: NextPart, limit: int, hidden: dict[str, int]) -> list[str]:
+    """The failure output's last ``limit`` lines, the cause line always among them."""
+    body = _left_out(n.failure_lines, limit, "failure excerpt", hidden)
+    cause = n.cause
+    if cause is None or limit < 1 or any(line.strip() == cause for line in body):
+        return body
+    tail = n.failure_lines[len(n.failure_lines) - limit + 1 :] if limit > 1 else []
+    at = next(i for i, line in enumerate(n.failure_lines) if line.strip() == cause)
+    gap = len(n.failure_lines) - len(tail) - at - 1
+    between = [f"[{_plural(gap, 'line')} left out]"] if gap and tail else []
+    return [cause, *between, *tail]
 
 
 def _next_view(brief: Brief, limits: Limits, hidden: dict[str, int]) -> dict[str, Any] | None:
     if brief.next is None:
         return None
     n = brief.next
-    body = _left_out(n.failure_lines, limits.failure_lines, "failure excerpt", hidden)
+    body = _excerpt(n, limits.failure_lines, hidden)
     failure = n.unit.last_failure
     details = limits.next_details
     if not details and (n.files_md or n.artifacts_md):
@@ -375,7 +496,7 @@ def _next_view(brief: Brief, limits: Limits, hidden: dict[str, int]) -> dict[str
     return {
         "id": code(n.unit.id),
         "title": n.title_md,
-        "why": plain(n.why, 400) if details else None,  # names units by id: one line
+        "why": plain(n.why_md or n.why, 400) if details else None,  # one line
         "files": ", ".join(n.files_md) if details else "",
         "artifacts": ", ".join(n.artifacts_md) if details else "",
         "failure": n.failure_md,
@@ -383,35 +504,59 @@ def _next_view(brief: Brief, limits: Limits, hidden: dict[str, int]) -> dict[str
         "verify_fence": fence(n.verify_lines, "sh") if n.verify_lines else None,
         "stuck": n.stuck,
         "approved": n.approved,
+        "failure_short": _failure_short(failure),
+        "cause": code(n.cause or body[-1]) if body else "(none captured)",
         "repeats": max(failure.repeats if failure else 0, STUCK_REPEATS),
     }
 
 
+def _failure_short(failure: LastFailure | None) -> str:
+    """The floor's account of how often the last failure repeated (" 3x in a row")."""
+    return f" {failure.repeats}x in a row" if failure and failure.repeats > 1 else ""
+
+
 def _view(brief: Brief, limits: Limits, hidden: dict[str, int]) -> dict[str, Any]:
     """The template's context at one level; counts what it leaves out into ``hidden``."""
-    view = {
+    if brief.notes_md and not limits.notes:
+        _note(hidden, "notes", 1)
+    if brief.meter_md and not limits.meter:
+        _note(hidden, "meter", 1)
+    workspace = _workspace_view(brief, limits, hidden)
+    view: dict[str, Any] = {
         "data_label": DATA_LABEL,
-        "goal_md": brief.goal_md,
-        "notes_md": brief.notes_md,
+        "terse": limits.terse,
+        "goal_md": _goal_md(brief, limits, hidden),
+        "notes_md": brief.notes_md if limits.notes else None,
         "progress": _done_view(brief, limits, hidden),
-        "workspace": _workspace_view(brief, limits, hidden),
+        "claimed_hint": not _said_by_warning(brief, limits, "DONE_UNVERIFIED", "--stale"),
+        "workspace": workspace,
         "warnings": _warnings_view(brief, limits, hidden),
         "ledger": _ledger_view(brief, limits, hidden),
         "ledger_listed": bool(brief.ledger) and limits.ledger != 0,
         "next": _next_view(brief, limits, hidden),
         "no_next_md": brief.no_next_md,
         "no_next_heading": brief.no_next_heading,
-        "meter": brief.meter_md,
+        "meter": brief.meter_md if limits.meter else None,
     }
-    view["left_out"] = left_out_line(hidden, brief)
+    view["left_out"] = left_out_line(hidden, brief, limits.terse)
     return view
 
 
-def left_out_line(hidden: dict[str, int], brief: Brief) -> str | None:
+def _goal_md(brief: Brief, limits: Limits, hidden: dict[str, int]) -> str:
+    cap = limits.goal_chars
+    if cap is None or len(brief.goal.strip()) <= cap:
+        return brief.goal_md
+    _note(hidden, "goal text", 1)
+    return blockquote(brief.goal, cap)
+
+
+def left_out_line(hidden: dict[str, int], brief: Brief, terse: bool = False) -> str | None:
     """One line naming every kind of detail this level left out, and where to find it."""
     kinds = [name for name in _DETAIL_ORDER if hidden.get(name)]
     if not kinds:
         return None
+    if terse:  # the floor: the two commands that show all of it
+        return f"Left out to fit (`resume-kit status`, {WIDER}): {', '.join(kinds)}."
     log_path = brief.workspace.log.path_md if brief.workspace.log else None
     where = {**_FIND_IT, "log lines": log_path or WIDER}
     if len(kinds) > 3:  # one place for all of them keeps the line short
@@ -659,7 +804,7 @@ class _LimitExceeded(Exception):
 
 
 def _json_data(
-    brief: Brief, limits: Limits, tokens: int, budget: int, dropped: list[str]
+    brief: Brief, limits: Limits, tokens: int, budget: int, dropped: list[str], fits: bool
 ) -> dict[str, Any]:
     part = brief.progress
     groups, _ = _take(part.done_groups, limits.done_ranges)
@@ -709,6 +854,7 @@ def _json_data(
         "meter": {**brief.extra.get("meter", {}), "brief_tokens": tokens},
         "tokens": tokens,
         "budget": budget,
+        "fits": fits,
         "dropped": dropped,
     }
 
@@ -811,7 +957,9 @@ def render(
     else:
         out = (
             json.dumps(
-                _json_data(brief, limits, count, budget, dropped), indent=2, ensure_ascii=False
+                _json_data(brief, limits, count, budget, dropped, fits),
+                indent=2,
+                ensure_ascii=False,
             )
             + "\n"
         )

@@ -28,7 +28,7 @@ from resume_kit.facts.ancestry import (
 from resume_kit.facts.snapshot_store import SCHEMA_VERSION, new_snapshot_id
 from resume_kit.infra.paths import Layout, as_posix
 from resume_kit.model.facts import Changes, RepoFacts, Snapshot, UnitFacts, admit, section_problem
-from resume_kit.model.progress import Progress
+from resume_kit.model.progress import Progress, latest_pass
 from resume_kit.progress_file.config import Config
 
 if TYPE_CHECKING:
@@ -310,12 +310,14 @@ def take_snapshot(
                 return None
             from resume_kit.facts.transcripts import read_transcript as reader
 
+            passed = latest_pass(progress) if progress is not None else None
             return reader(
                 root,
                 config.transcripts,
                 transcript_path,
                 source=(hook or {}).get("source"),
                 session_id=(hook or {}).get("session_id"),
+                since=passed[0] if passed else None,
             )
 
         logs: list[dict[str, Any]] = _guarded(later, "logs unreadable", [], read_logs)

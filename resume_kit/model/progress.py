@@ -6,12 +6,13 @@ Validation and migration live in :mod:`resume_kit.progress_file.validate`, the Y
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Literal
 
-from resume_kit.core.timeutil import now_utc
+from resume_kit.core.timeutil import now_utc, parse_utc
 from resume_kit.infra.errors import ProgressFileError
 
 SCHEMA_VERSION = 2
@@ -223,6 +224,18 @@ def pick_next(progress: Progress, unit_id: str | None = None) -> Unit | None:
         return progress.require_unit(unit_id)
     ready = ready_units(progress)
     return ready[0] if ready else None
+
+
+def latest_pass(progress: Progress) -> tuple[dt.datetime, str] | None:
+    """When the newest passing verification happened (``evidence.verified_at``), and of which
+    unit; None while no unit is verified."""
+    best: tuple[dt.datetime, str] | None = None
+    for unit in progress.units:
+        if unit.status == "done" and unit.evidence is not None:
+            when = parse_utc(unit.evidence.verified_at)
+            if when is not None and (best is None or when > best[0]):
+                best = (when, unit.id)
+    return best
 
 
 def why_next(progress: Progress, unit: Unit) -> str:

@@ -52,6 +52,29 @@ def test_the_brief_states_the_scenario_facts(built: Scenario, budget: int) -> No
     assert count <= budget, (count, text)
 
 
+def test_the_floor_fits_300_tokens_and_keeps_the_next_unit(built: Scenario) -> None:
+    """Point 1: the smallest honest brief fits 300 tokens and still names the next unit and
+    the command that verifies it, in Markdown, in JSON (``fits``) and in the hook answer."""
+    text = rk(built.root, "brief", "--max-tokens", "300")
+    data = json.loads(rk(built.root, "brief", "--format", "json", "--max-tokens", "300"))
+    assert tokens.count_tokens(text) <= 300, text
+    assert data["fits"] is True and data["tokens"] <= 300
+    nxt = data["next"]
+    assert nxt is not None
+    assert f"Unit `{nxt['id']}`" in text
+    if nxt["verify"] is None:  # an imported item: the brief says to add one
+        assert "it has no verify command" in text
+    else:
+        assert f"```sh\n{nxt['verify']}\n```" in text
+    assert "done" in text  # the done ids, or the line naming where they are
+    if built.hook_input is not None:
+        hook = rk(built.root, "brief", "--format", "claude-hook", "--max-tokens", "300",
+                  input=json.dumps(built.hook_input))  # fmt: skip
+        context = json.loads(hook)["hookSpecificOutput"]["additionalContext"]
+        assert tokens.count_tokens(context) <= 300, context
+        assert f"Unit `{nxt['id']}`" in context and (nxt["verify"] or "no verify") in context
+
+
 # Facts points 3, 4 and 7 of issue 14 added to the scenarios' briefs (at the default budget).
 LATER = [
     ("merge-conflict", "`feature`"),  # point 3: what is being merged

@@ -121,6 +121,14 @@ class Claude:
         return [boundary, summary]
 
 
+def _totals(transcript: dict[str, Any]) -> dict[str, Any]:
+    """The session totals; read with no verified unit, the count since is the whole session."""
+    tokens = dict(transcript["tokens"])
+    since = tokens.pop("since")
+    assert since["at"] is None and since["tokens"] == tokens["total"], since
+    return tokens
+
+
 def write_jsonl(path: Path, records: list[Any], *, tail_text: str = "") -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", encoding="utf-8") as f:
@@ -215,7 +223,7 @@ def test_fixture_representative_messages() -> None:
     assert t["todos"] is None
     assert t["tool_errors"] == []
     # five assistant turns: (25+120) + (45+85) + (78+95) + (25+35) + (45+110)
-    assert t["tokens"] == {"total": 663, "last_context": 45}
+    assert _totals(t) == {"total": 663, "last_context": 45}
     assert t["compactions"] == {"count": 0, "last_at": None}
     assert t["updated_at"] == "2025-06-14T10:04:00Z"
     assert t["notes"] == []
@@ -245,7 +253,7 @@ def test_fixture_codex_rollout_skips_future_record() -> None:
     assert t["last_request"] == "List the synthetic files."
     assert t["todos"] is None
     assert t["tool_errors"] == []
-    assert t["tokens"] == {"total": None, "last_context": None}
+    assert _totals(t) == {"total": None, "last_context": None}
     assert t["updated_at"] == "2026-01-02T03:04:16Z"
     assert t["notes"] == []
     assert "SYNTHETIC_ENCRYPTED" not in json.dumps(t)
@@ -345,7 +353,7 @@ def test_claude_usage_of_one_response_split_over_records_counts_once(tmp_path: P
         c.assistant("part 2", usage=usage, msg_id="msg_same"),
     ]
     t = claude_code.read_session(write_jsonl(tmp_path / "s.jsonl", records))
-    assert t["tokens"] == {"total": 150, "last_context": 100}
+    assert _totals(t) == {"total": 150, "last_context": 100}
 
 
 def test_claude_todos_from_user_records_and_new_todos(tmp_path: Path) -> None:
@@ -645,7 +653,7 @@ def test_codex_generated_rollout_facts(tmp_path: Path) -> None:
     ]
     assert t["last_request"].startswith("now finish it, password=[REDACTED:")
     assert SECRET not in json.dumps(t)
-    assert t["tokens"] == {"total": 10000, "last_context": 4000}
+    assert _totals(t) == {"total": 10000, "last_context": 4000}
     assert t["compactions"] == {"count": 1, "last_at": "2026-02-03T04:06:11Z"}
     assert t["notes"] == ["skipped 2 unreadable line(s) of the rollout"]
 
@@ -704,7 +712,7 @@ def test_codex_odd_shapes_and_plan_events(tmp_path: Path) -> None:
             "at": "2026-02-03T04:06:06Z",
         }
     ]
-    assert t["tokens"] == {"total": 7, "last_context": None}
+    assert _totals(t) == {"total": 7, "last_context": None}
     assert t["last_request"] == "fallback request"
 
 

@@ -7,6 +7,7 @@ the one a hook named) and returns the snapshot's ``transcript`` dict; it never r
 
 from __future__ import annotations
 
+import datetime as dt
 import itertools
 import os
 import re
@@ -37,23 +38,26 @@ def read_transcript(
     *,
     source: str | None = None,
     session_id: str | None = None,
+    since: dt.datetime | None = None,
 ) -> dict[str, Any] | None:
     """The ``transcript`` dict for the newest session of the agents in ``kinds`` whose cwd is
     ``root`` or inside it; ``transcript_path`` (from a hook) wins when given. On a fresh start
     (``source`` startup/clear/fork) or when the hook's transcript is missing or has no
     conversation, the newest *other* session of this tree is read and ``earlier_session``
-    says why. None when there is no session; problems become ``notes``."""
+    says why. ``tokens.since`` counts what was used after ``since`` (the last verified unit;
+    None: since the session started). None when there is no session; problems become
+    ``notes``."""
     try:
         fresh = source in FRESH_SOURCES
         given: dict[str, Any] | None = None
         if transcript_path is not None:
-            given = _read_given(Path(transcript_path))
+            given = _read_given(Path(transcript_path), since)
             if not fresh and has_conversation(given):
                 return given
         elif not fresh:
-            return _read_newest(Path(root), kinds)
+            return _read_newest(Path(root), kinds, since)
         skip = {os.path.realpath(transcript_path)} if transcript_path is not None else set()
-        earlier = _read_other(Path(root), kinds, skip, session_id)
+        earlier = _read_other(Path(root), kinds, skip, session_id, since)
         if earlier is None:
             return given
         if fresh:
@@ -105,7 +109,9 @@ def _sessions(root: Path, kinds: Sequence[str]) -> list[tuple[float, str, Path]]
     return found
 
 
-def _read_newest(root: Path, kinds: Sequence[str]) -> dict[str, Any] | None:
+def _read_newest(
+    root: Path, kinds: Sequence[str], since: dt.datetime | None
+) -> dict[str, Any] | None:
     found: list[tuple[float, str, Path]] = []
     if "claude-code" in kinds:
         session = claude_code.newest_session(root)
@@ -118,17 +124,21 @@ def _read_newest(root: Path, kinds: Sequence[str]) -> dict[str, Any] | None:
     if not found:
         return None
     _, agent, path = max(found, key=lambda item: item[0])
-    return _read_as(agent, path)
+    return _read_as(agent, path, since)
 
 
 def _read_other(
-    root: Path, kinds: Sequence[str], skip: set[str], session_id: str | None
+    root: Path,
+    kinds: Sequence[str],
+    skip: set[str],
+    session_id: str | None,
+    since: dt.datetime | None,
 ) -> dict[str, Any] | None:
     """The newest session of this tree with a conversation that is not the hook's own."""
     for _, agent, path in _sessions(root, kinds):
         if os.path.realpath(path) in skip:
             continue
-        result = _read_as(agent, path)
+        result = _read_as(agent, path, since)
         if session_id and result.get("session_id") == session_id:
             continue
         if has_conversation(result):
@@ -136,13 +146,13 @@ def _read_other(
     return None
 
 
-def _read_as(agent: str, path: Path) -> dict[str, Any]:
+def _read_as(agent: str, path: Path, since: dt.datetime | None = None) -> dict[str, Any]:
     if agent == "codex":
-        return codex.read_rollout(path)
-    return claude_code.read_session(path)
+        return codex.read_rollout(path, since=since)
+    return claude_code.read_session(path, since=since)
 
 
-def _read_given(path: Path) -> dict[str, Any]:
+def _read_given(path: Path, since: dt.datetime | None = None) -> dict[str, Any]:
     if not path.is_file():
         what = "is not a regular file" if path.exists() else "does not exist"
         result = empty_result(detect_agent(path) or "claude-code", path)
@@ -150,10 +160,10 @@ def _read_given(path: Path) -> dict[str, Any]:
         return result
     agent = detect_agent(path)
     if agent is None:
-        result = claude_code.read_session(path)
+        result = claude_code.read_session(path, since=since)
         result["notes"].insert(0, "transcript format not recognised; read as Claude Code")
         return result
-    return _read_as(agent, path)
+    return _read_as(agent, path, since)
 
 
 def detect_agent(path: Path) -> str | None:

@@ -7,6 +7,7 @@ tolerant: unknown record types, broken lines and odd shapes are skipped, never r
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import re
 from collections.abc import Iterable, Iterator
@@ -17,6 +18,7 @@ from resume_kit.facts.transcripts import claude_tasks, tail
 from resume_kit.facts.transcripts.records import (
     MAX_ERRORS,
     MAX_REQUEST_CHARS,
+    SinceCount,
     clip,
     coverage_notes,
     empty_result,
@@ -208,7 +210,9 @@ def _request_text(record: dict[str, Any]) -> str | None:
 class _Reader:
     """Accumulates facts from records seen newest first."""
 
-    def __init__(self) -> None:
+    def __init__(self, since: dt.datetime | None = None) -> None:
+        self.since = SinceCount(since)
+        self.after = True  # the record being read is after ``since``
         self.todos: list[dict[str, str]] | None = None
         self.errors: list[dict[str, Any]] = []  # newest first while reading
         self.pending_names: dict[str, list[dict[str, Any]]] = {}
@@ -228,10 +232,16 @@ class _Reader:
         self.task_events: list[tuple[str, Any, Any]] = []  # newest first
 
     def satisfied(self) -> bool:
-        return self.todos is not None and self.request is not None and self.last_context is not None
+        return (
+            self.todos is not None
+            and self.request is not None
+            and self.last_context is not None
+            and self.since.done()
+        )
 
     def take(self, record: dict[str, Any]) -> None:
         kind = record.get("type")
+        self.after = self.since.see(record.get("timestamp"))
         if self.updated_at is None:
             self.updated_at = iso_time(record.get("timestamp"))
         if self.session_id is None and isinstance(record.get("sessionId"), str):
@@ -243,12 +253,12 @@ class _Reader:
         if kind == "system" and record.get("subtype") == "compact_boundary":
             self._post_compact(record.get("compactMetadata"))
             if not self.summary_pending:
-                self.compactions += 1
+                self._compacted()
             self._compaction_time(record)
             self.summary_pending = False
             return
         if kind == "user" and record.get("isCompactSummary"):
-            self.compactions += 1  # counted once with the boundary just before it
+            self._compacted()  # counted once with the boundary just before it
             self._compaction_time(record)
             self.summary_pending = True
             return
@@ -257,6 +267,10 @@ class _Reader:
             self._assistant(record)
         elif kind == "user":
             self._user(record)
+
+    def _compacted(self) -> None:
+        self.compactions += 1
+        self.since.compactions += self.after
 
     def _post_compact(self, metadata: Any) -> None:
         """Met before any usage (newest first): the context is what the compaction left."""
@@ -304,7 +318,10 @@ class _Reader:
             + int_or_zero(usage.get("cache_read_input_tokens"))
             + int_or_zero(usage.get("cache_creation_input_tokens"))
         )
-        self.total += prompt + int_or_zero(usage.get("output_tokens"))
+        used = prompt + int_or_zero(usage.get("output_tokens"))
+        self.total += used
+        if self.after:
+            self.since.tokens += used
         self.saw_usage = True
         if self.last_context is None and not side and prompt > 0:
             self.last_context = prompt
@@ -371,12 +388,18 @@ def _task_list(session_id: str, reader: _Reader) -> list[dict[str, str]] | None:
 
 
 def read_session(
-    path: Path, *, cap: int = tail.DEFAULT_CAP, min_bytes: int = tail.DEFAULT_MIN
+    path: Path,
+    *,
+    cap: int = tail.DEFAULT_CAP,
+    min_bytes: int = tail.DEFAULT_MIN,
+    since: dt.datetime | None = None,
 ) -> dict[str, Any]:
-    """The ``transcript`` dict for one Claude Code session file (never raises on odd content)."""
+    """The ``transcript`` dict for one Claude Code session file (never raises on odd content);
+    ``tokens.since`` counts the usage and compactions recorded after ``since`` (the last
+    verified unit; None: the whole session), each API response once."""
     result = empty_result(AGENT, path)
     notes: list[str] = result["notes"]
-    reader = _Reader()
+    reader = _Reader(since)
     stats = read_tail(path, reader, notes, "Claude Code session", cap=cap, min_bytes=min_bytes)
     if stats is None:
         return result
@@ -389,6 +412,9 @@ def read_session(
     result["tokens"] = {
         "total": reader.total if reader.saw_usage else None,
         "last_context": reader.last_context,
+        "since": reader.since.result(
+            reader.since.tokens if reader.saw_usage else None, stats.reached_start
+        ),
     }
     result["compactions"] = {"count": reader.compactions, "last_at": reader.compaction_at}
     coverage_notes(

@@ -7,6 +7,7 @@ Unknown record types (Codex adds new ones) are skipped.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import re
@@ -18,6 +19,7 @@ from resume_kit.facts.transcripts import tail
 from resume_kit.facts.transcripts.records import (
     MAX_ERRORS,
     MAX_REQUEST_CHARS,
+    SinceCount,
     clip,
     coverage_notes,
     empty_result,
@@ -30,6 +32,7 @@ from resume_kit.facts.transcripts.records import (
     name_errors,
     read_tail,
     todo_list,
+    utc_moment,
     within,
 )
 
@@ -176,7 +179,15 @@ def _output_failure(output: Any) -> tuple[int, str] | None:
 class _Reader:
     """Accumulates facts from rollout records seen newest first."""
 
-    def __init__(self) -> None:
+    def __init__(self, since: dt.datetime | None = None) -> None:
+        self.since = SinceCount(since)
+        self.after = True  # the record being read is after ``since``
+        # the session's running total at the newest token_count at or before ``since``, and
+        # at the oldest one read (a lower bound when the cap stops the read before ``since``)
+        self.total_before: int | None = None
+        self.oldest_total: int | None = None
+        self.since_compacted = 0
+        self.since_events = 0
         self.todos: list[dict[str, str]] | None = None
         self.errors: list[dict[str, Any]] = []  # newest first while reading
         self.error_calls: set[str] = set()
@@ -195,10 +206,16 @@ class _Reader:
         self.goal: list[dict[str, str]] | None = None
 
     def satisfied(self) -> bool:
-        return self.todos is not None and self.request is not None and self.last_context is not None
+        return (
+            self.todos is not None
+            and self.request is not None
+            and self.last_context is not None
+            and self.since.done()
+        )
 
     def take(self, record: dict[str, Any]) -> None:
         at = iso_time(record.get("timestamp"))
+        self.after = self.since.see(record.get("timestamp"))
         if self.updated_at is None:
             self.updated_at = at
         kind = record.get("type")
@@ -211,6 +228,7 @@ class _Reader:
                 self.session_id = meta["id"]
         elif kind == "compacted":
             self.compacted += 1
+            self.since_compacted += self.after
             self.compaction_at = self.compaction_at or at
         elif kind == "event_msg":
             self._event(payload, at)
@@ -229,6 +247,7 @@ class _Reader:
             self._tokens(payload.get("info"))
         elif kind == "context_compacted":
             self.compact_events += 1
+            self.since_events += self.after
             self.compaction_at = self.compaction_at or at
         elif kind == "plan_update" and self.todos is None:
             self.todos = _plan(payload.get("plan"))
@@ -269,19 +288,34 @@ class _Reader:
         if not isinstance(info, dict):
             return
         total_usage = info.get("total_token_usage")
-        if self.total is None and isinstance(total_usage, dict):
-            total = total_usage.get("total_tokens")
-            if isinstance(total, int) and not isinstance(total, bool):
+        if isinstance(total_usage, dict):
+            total = _running_total(total_usage)
+            if self.total is None:
                 self.total = total
-            else:
-                self.total = int_or_zero(total_usage.get("input_tokens")) + int_or_zero(
-                    total_usage.get("output_tokens")
-                )
+            self.oldest_total = total
+            if not self.after and self.total_before is None:
+                self.total_before = total
         last = info.get("last_token_usage")
         if self.last_context is None and isinstance(last, dict):
             prompt = int_or_zero(last.get("input_tokens"))
             if prompt > 0:
                 self.last_context = prompt
+
+    def since_result(self, whole_file: bool, started: dt.datetime | None) -> dict[str, Any]:
+        """``tokens.since``: the running total's growth after ``since`` (a streamed or repeated
+        token_count carries the same running total, so nothing is counted twice)."""
+        since = self.since
+        since.compactions = max(self.since_compacted, self.since_events)
+        before = self.total_before
+        if since.at is None or (
+            before is None and (whole_file or (started and started > since.at))
+        ):
+            before = 0  # the session began after ``since``
+            since.reached = True
+        if self.total is None:
+            return since.result(None, whole_file)
+        base = before if before is not None else (self.oldest_total or 0)
+        return since.result(max(self.total - base, 0), whole_file)
 
     def _item(self, payload: dict[str, Any], at: str | None) -> None:
         kind = payload.get("type")
@@ -301,6 +335,7 @@ class _Reader:
             name_errors(self.pending_names, payload.get("call_id"), name)
         elif kind == "compaction":
             self.compact_events += 1
+            self.since_events += self.after
             self.compaction_at = self.compaction_at or at
         elif kind == "message" and payload.get("role") == "user" and self.fallback_request is None:
             text = _text_of(payload.get("content")).strip()
@@ -337,19 +372,35 @@ class _Reader:
             self.pending_names.setdefault(call_id, []).append(error)
 
 
+def _running_total(usage: dict[str, Any]) -> int:
+    total = usage.get("total_tokens")
+    if isinstance(total, int) and not isinstance(total, bool):
+        return total
+    return int_or_zero(usage.get("input_tokens")) + int_or_zero(usage.get("output_tokens"))
+
+
 def read_rollout(
-    path: Path, *, cap: int = tail.DEFAULT_CAP, min_bytes: int = tail.DEFAULT_MIN
+    path: Path,
+    *,
+    cap: int = tail.DEFAULT_CAP,
+    min_bytes: int = tail.DEFAULT_MIN,
+    since: dt.datetime | None = None,
 ) -> dict[str, Any]:
-    """The ``transcript`` dict for one Codex rollout file (never raises on odd content)."""
+    """The ``transcript`` dict for one Codex rollout file (never raises on odd content);
+    ``tokens.since`` has the tokens and compactions after ``since`` (the last verified unit;
+    None: the whole session)."""
     result = empty_result(AGENT, path)
     notes: list[str] = result["notes"]
-    reader = _Reader()
+    reader = _Reader(since)
     stats = read_tail(path, reader, notes, "Codex rollout", cap=cap, min_bytes=min_bytes)
     if stats is None:
         return result
     session_id = reader.session_id
+    first: dict[str, Any] | None = None
+    if session_id is None or not (reader.since.done() or stats.reached_start):
+        first = tail.first_record(path)
     if session_id is None:
-        meta = _meta(tail.first_record(path))
+        meta = _meta(first)
         if meta is not None and isinstance(meta.get("id"), str):
             session_id = meta["id"]
     if session_id is None:
@@ -361,7 +412,12 @@ def read_rollout(
     result["todos"] = reader.todos if reader.todos is not None else reader.goal
     result["tool_errors"] = list(reversed(reader.errors))
     result["last_request"] = clip(request, MAX_REQUEST_CHARS) if request else None
-    result["tokens"] = {"total": reader.total, "last_context": reader.last_context}
+    started = utc_moment(first.get("timestamp")) if first else None
+    result["tokens"] = {
+        "total": reader.total,
+        "last_context": reader.last_context,
+        "since": reader.since_result(stats.reached_start, started),
+    }
     result["compactions"] = {
         "count": max(reader.compacted, reader.compact_events),
         "last_at": reader.compaction_at,

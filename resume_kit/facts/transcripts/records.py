@@ -3,6 +3,7 @@ todo lists, naming errors after their tool call, and finding session files."""
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import re
 from collections.abc import Callable, Iterable
@@ -143,17 +144,55 @@ def files_newest_first(
     return found
 
 
-def iso_time(value: Any) -> str | None:
-    """An ISO-8601 UTC timestamp (seconds, ``Z``) from what the agent wrote, or None."""
+def utc_moment(value: Any) -> dt.datetime | None:
+    """The moment an agent's timestamp names (aware, UTC), or None."""
     moment = parse_utc(value)
     if moment is None and isinstance(value, str):
         # Python 3.10 rejects fractions that are not 3 or 6 digits long
         match = _WHOLE_SECONDS.match(value.strip())
         if match:
             moment = parse_utc(match.group(1) + match.group(2))
-    if moment is None:
-        return None
-    return format_utc(moment)
+    return moment
+
+
+def iso_time(value: Any) -> str | None:
+    """An ISO-8601 UTC timestamp (seconds, ``Z``) from what the agent wrote, or None."""
+    moment = utc_moment(value)
+    return None if moment is None else format_utc(moment)
+
+
+class SinceCount:
+    """Tokens and compactions after a moment (the last verified unit), from records read newest
+    first: every record read before the first one stamped at or before ``at`` is after it.
+    ``at`` None: since the session started (every record counts)."""
+
+    def __init__(self, at: dt.datetime | None) -> None:
+        self.at = at
+        self.reached = False  # a record at or before ``at`` was read: the rest are older
+        self.tokens = 0
+        self.compactions = 0
+
+    def see(self, stamp: Any) -> bool:
+        """Take a record's timestamp; whether that record is after ``at``."""
+        if self.at is not None and not self.reached:
+            moment = utc_moment(stamp)
+            if moment is not None and moment <= self.at:
+                self.reached = True
+        return not self.reached
+
+    def done(self) -> bool:
+        """Whether reading further back can change the counts."""
+        return self.at is None or self.reached
+
+    def result(self, tokens: int | None, whole_file: bool) -> dict[str, Any]:
+        """The ``tokens.since`` entry: ``complete`` False when the byte cap stopped the read
+        before ``at``, so the counts are lower bounds."""
+        return {
+            "at": None if self.at is None else format_utc(self.at),
+            "tokens": tokens,
+            "compactions": self.compactions,
+            "complete": self.reached or whole_file,
+        }
 
 
 def mtime_iso(path: Path) -> str | None:
