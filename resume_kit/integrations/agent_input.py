@@ -49,6 +49,14 @@ def parse_hook_payload(raw: bytes) -> dict[str, Any]:
         value = data.get(key)
         if isinstance(value, bool):
             picked[key] = value
+    session = data.get("sessionId")  # GitHub Copilot CLI's camelCase payloads
+    if (
+        "session_id" not in picked
+        and isinstance(session, str)
+        and session
+        and "\x00" not in session
+    ):
+        picked["session_id"] = session
     return picked
 
 
