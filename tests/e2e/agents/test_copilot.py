@@ -179,3 +179,28 @@ def test_once_per_start_resume_or_compaction_from_copilots_own_event_log(
     answer = json.loads(_our_prompt_hook(ws, session))
     assert "Startup-marker-c0b1" in answer["additionalContext"]
     assert _our_prompt_hook(ws, session) == ""
+
+
+@pytest.mark.parametrize("style", ["english", "box"])
+def test_the_biggest_brief_arrives_whole(workspace: Workspace, style: str) -> None:
+    """The hook's whole answer (at the default budget, within the hook cap) reaches the model,
+    byte for byte, inside ``<system_reminder>``."""
+    from tests.big_progress import write_big_progress
+
+    ws = workspace
+    write_big_progress(ws.root, style, "Big-brief-marker")
+    integrate(ws)
+    ws.env["COPILOT_HOME"] = str(ws.home / ".copilot")
+    answer = json.loads(_our_prompt_hook(ws, "another-session"))["additionalContext"]
+    copilot(ws, "hello")
+    request = json.loads(last_request(ws))
+    (text,) = [
+        part["text"]
+        for message in request["messages"]
+        for part in (message["content"] if isinstance(message["content"], list) else [])
+        if "Big-brief-marker" in part.get("text", "")
+    ]
+    start = text.index("<system_reminder>\n") + len("<system_reminder>\n")
+    injected = text[start : text.rindex("\n</system_reminder>")]
+    assert injected == answer.rstrip("\n")
+    assert "**Rule:**" in injected and len(injected.encode("utf-8")) > 4_000
