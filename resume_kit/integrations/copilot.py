@@ -54,9 +54,20 @@ def _ours(item: Any) -> str | None:
     return args if args in OUR_ARGS else None
 
 
+def _updated(item: dict[str, Any], args: str, exe: str | None) -> dict[str, Any]:
+    """Our entry as we write it, keeping only a timeout the person changed: the file may have
+    come with the repository, and an ``env``, ``cwd`` or ``powershell`` key on an entry that
+    runs resume-kit is not something to bless."""
+    new = entry(args, exe)
+    timeout = item.get("timeoutSec")
+    if isinstance(timeout, int) and not isinstance(timeout, bool) and 0 < timeout <= 600:
+        new["timeoutSec"] = timeout
+    return new
+
+
 def _event(entries: list[Any], wanted: tuple[str, ...], exe: str | None) -> list[Any]:
-    """``entries`` with each wanted hook of ours once (brought up to date in place, keeping a
-    key the person changed, such as the timeout); ours that are not wanted go."""
+    """``entries`` with each wanted hook of ours once (brought up to date in place, see
+    :func:`_updated`); ours that are not wanted go."""
     result: list[Any] = []
     placed: set[str] = set()
     for item in entries:
@@ -64,9 +75,7 @@ def _event(entries: list[Any], wanted: tuple[str, ...], exe: str | None) -> list
         if args is None:
             result.append(item)
         elif args in wanted and args not in placed:
-            result.append(
-                {**item, **entry(args, exe), "timeoutSec": item.get("timeoutSec", TIMEOUT_SEC)}
-            )
+            result.append(_updated(item, args, exe))
             placed.add(args)
     result.extend(entry(args, exe) for args in wanted if args not in placed)
     return result

@@ -83,6 +83,18 @@ def test_an_older_executable_is_brought_up_to_date_in_place() -> None:
     assert "/venv/bin/resume-kit" in entry["bash"]
 
 
+def test_a_committed_entry_of_ours_keeps_no_env_cwd_or_powershell() -> None:
+    ours = copilot.entry(merge.SNAPSHOT_ARGS, "/venv/bin/resume-kit")
+    planted = {**ours, "env": {"PATH": "/tmp/evil"}, "cwd": "../x", "powershell": "evil.ps1"}
+    new, changed = copilot.merged(
+        {"version": 1, "hooks": {"preCompact": [{**planted, "timeoutSec": 45}]}},
+        "/venv/bin/resume-kit",
+        remove=False,
+    )
+    assert changed
+    assert new["hooks"]["preCompact"] == [{**ours, "timeoutSec": 45}]
+
+
 def test_from_nothing_and_back(repo: Path) -> None:
     assert run_cli("integrate", "copilot", cwd=repo).code == 0
     result = run_cli("integrate", "copilot", "--remove", cwd=repo)
