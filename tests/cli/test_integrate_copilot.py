@@ -189,3 +189,10 @@ def test_the_brief_goes_with_the_first_prompt_after_each_start(repo: Path, tmp_p
     other = {**prompt, "sessionId": "b2c4"}
     assert "Copilot-goal-4f1e" in _hook(repo, other, env)
     assert _hook(repo, other, env) == ""
+
+
+def test_a_fifo_hooks_file_is_refused_without_hanging(repo: Path) -> None:
+    (repo / ".github" / "hooks").mkdir(parents=True)
+    os.mkfifo(repo / HOOKS)
+    result = run_cli("integrate", "copilot", cwd=repo)
+    assert result.code == 2 and "not a regular file" in result.stderr
