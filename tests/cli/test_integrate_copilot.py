@@ -160,6 +160,10 @@ def _log(tmp_path: Path, session: str, *events: str) -> None:
         json.dumps({"type": kind, "data": {}, "id": f"{kind}-{n}", "parentId": None})
         for n, kind in enumerate(events)
     ]
+    # the record of this very prompt's hook (the payloads below have timestamp 1): the log is
+    # up to date, the hook does not wait for it
+    data = {"hookType": "userPromptSubmitted", "input": {"sessionId": session, "timestamp": 1}}
+    lines.append(json.dumps({"type": "hook.start", "data": data, "id": "h1"}))
     (folder / "events.jsonl").write_text("".join(f"{line}\n" for line in lines))
 
 
@@ -185,8 +189,8 @@ def test_the_brief_goes_with_the_first_prompt_after_each_start(repo: Path, tmp_p
     for extra in ({"source": "new", "initialPrompt": "x"}, {"trigger": "manual"}):
         _log(tmp_path, session, "session.resume")
         assert _hook(repo, {**prompt, **extra}, env) == ""
-    # no event log: once per session id
-    other = {**prompt, "sessionId": "b2c4"}
+    # no event log (and no timestamp to wait for): once per session id
+    other = {"sessionId": "b2c4", "cwd": str(repo), "prompt": "go on"}
     assert "Copilot-goal-4f1e" in _hook(repo, other, env)
     assert _hook(repo, other, env) == ""
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from resume_kit.integrations.prompt_once import events_file, newest_epoch, take
+from resume_kit.integrations.prompt_once import events_file, newest_epoch, scan, take
 
 
 def _write(path: Path, *records: dict[str, object]) -> None:
@@ -31,8 +31,8 @@ def test_the_log_is_read_tail_first_and_capped(tmp_path: Path) -> None:
     log = tmp_path / "events.jsonl"
     filler = [{"type": "assistant.message", "id": str(n), "data": "x" * 100} for n in range(50)]
     _write(log, {"type": "session.start", "id": "early"}, *filler)
-    assert newest_epoch(str(log)) == "early"
-    assert newest_epoch(str(log), tail_bytes=1000) is None  # beyond the cap: not read
+    assert scan(str(log)) == ("early", True)
+    assert scan(str(log), tail_bytes=1000) == (None, True)  # beyond the cap: not read
 
 
 def test_session_ids_that_are_not_plain_names_are_not_paths(tmp_path: Path) -> None:
@@ -43,14 +43,30 @@ def test_session_ids_that_are_not_plain_names_are_not_paths(tmp_path: Path) -> N
     )
 
 
+def _hook_start(stamp: int) -> dict[str, object]:
+    """The record Copilot 1.0.102 writes when it starts a userPromptSubmitted hook."""
+    data = {"hookType": "userPromptSubmitted", "input": {"sessionId": "s1", "timestamp": stamp}}
+    return {"type": "hook.start", "id": f"h{stamp}", "data": data}
+
+
+def test_the_log_counts_once_it_shows_this_very_prompt(tmp_path: Path) -> None:
+    log = tmp_path / "events.jsonl"
+    _write(log, {"type": "session.start", "id": "e1"}, _hook_start(100))
+    assert scan(str(log), 100) == ("e1", True)
+    assert scan(str(log), 200) == ("e1", False)  # written a moment behind: not yet
+    # a log that never shows it (another version): the epoch seen when the wait ends
+    assert newest_epoch(str(log), 200, wait=0.0) == "e1"
+
+
 def test_take_once_per_epoch(tmp_path: Path) -> None:
     cache, home = str(tmp_path / "cache"), str(tmp_path / "home")
     log = Path(home) / "session-state" / "s1" / "events.jsonl"
-    _write(log, {"type": "session.start", "id": "e1"})
-    assert take(cache, "s1", home)
-    assert not take(cache, "s1", home)
+    _write(log, {"type": "session.start", "id": "e1"}, _hook_start(1))
+    assert take(cache, "s1", 1, home)
+    _write(log, {"type": "session.start", "id": "e1"}, _hook_start(1), _hook_start(2))
+    assert not take(cache, "s1", 2, home)
     _write(log, {"type": "session.start", "id": "e1"}, {"type": "session.resume", "id": "e2"})
-    assert take(cache, "s1", home)
-    assert not take(cache, "s1", home)
-    assert take(cache, "s2", home)  # no log: once for that session id
-    assert not take(cache, "s2", home)
+    assert take(cache, "s1", None, home)
+    assert not take(cache, "s1", None, home)
+    assert take(cache, "s2", None, home)  # no log: once for that session id
+    assert not take(cache, "s2", None, home)

@@ -69,7 +69,8 @@ def _copilot_prompt_delivers(hook_input: dict[str, Any]) -> bool:
     session = hook_input.get("session_id")
     if not isinstance(session, str) or not session:
         return True
-    return prompt_once.take(user_cache_root(), session)
+    stamp = hook_input.get("timestamp")
+    return prompt_once.take(user_cache_root(), session, stamp if isinstance(stamp, int) else None)
 
 
 def run_hook(max_tokens: int | None, output: Path | None, copilot: bool = False) -> int:

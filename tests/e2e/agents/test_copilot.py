@@ -151,7 +151,8 @@ def test_the_events_and_payloads_the_brief_hook_relies_on(workspace: Workspace) 
 def _our_prompt_hook(ws: Workspace, session: str) -> str:
     hooks = json.loads((ws.root / ".github" / "hooks" / "resume-kit.json").read_text())
     command = hooks["hooks"]["userPromptSubmitted"][0]["bash"]
-    payload = {"sessionId": session, "timestamp": 1, "cwd": str(ws.root), "prompt": "next"}
+    # no timestamp: this is not a prompt Copilot logged, there is nothing to wait for
+    payload = {"sessionId": session, "cwd": str(ws.root), "prompt": "next"}
     proc = subprocess.run(
         ["sh", "-c", command],
         cwd=ws.root,
