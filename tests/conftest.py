@@ -37,6 +37,7 @@ SLOW_TESTS = frozenset(
         "tests/e2e/test_brief_scenarios.py::test_the_floor_fits_300_tokens_and_keeps_the_next_unit",
         "tests/cli/test_brief_meter.py::test_tokens_and_compactions_since_the_last_verified_unit",
         "tests/cli/test_integrate_agents.py::test_the_brief_is_delivered_once_per_compaction",
+        "tests/cli/test_integrate_copilot.py::test_the_brief_goes_with_the_first_prompt_after_each_start",
         "tests/unit/test_summarize.py::test_second_call_is_served_from_the_cache",
         "tests/cli/test_verify.py::test_background_writer_does_not_hang_the_run",
         "tests/adversarial/test_injection.py::test_fuzzed_untrusted_text_never_leaves_its_code",

@@ -52,12 +52,18 @@ FORMATS = ("markdown", "json", "claude-hook")
 TEMPLATE_NAME = "brief.md.j2"
 _T = TypeVar("_T")
 # The hook answer fits both agents' caps: Claude Code 2.1.332 injects at most 10,000 characters
-# of additionalContext (a longer one becomes a 2 KB preview); Codex 0.171.0 spills a context
-# over its additionalContextLimit (default 2,500 tokens) to a file.
+# of additionalContext (a longer one becomes a 2 KB preview); Codex 0.171.0 counts a context as
+# ceil(UTF-8 bytes / 4) tokens and spills one over its additionalContextLimit (2,500, which
+# `integrate codex` writes) to a file. So the cap is 10,000 UTF-8 bytes, which is also at most
+# 10,000 characters (tests/e2e/agents/test_codex.py::test_the_biggest_brief_arrives_whole).
 HOOK_MAX_CHARS = 10_000
 HOOK_MAX_TOKENS = 2_500
 TESTS_WARNING = "TESTS_FAILING"
 FLOOR_GOAL_CHARS = 240  # the goal at the floor: about 60 tokens
+
+
+def _utf8_size(text: str) -> int:
+    return len(text.encode("utf-8"))
 
 
 @dataclass(frozen=True)
@@ -902,7 +908,7 @@ def render(
     def attempt(level: int) -> tuple[str, dict[str, int], int, bool]:
         if level not in cache:
             text, hidden = _markdown(template, brief, LADDER[level][1], repo_template, deadline)
-            if max_chars is not None and len(text) > max_chars:
+            if max_chars is not None and _utf8_size(text) > max_chars:
                 cache[level] = (text, hidden, tok.upper_bound(text), False)
             else:
                 count, _counted = tok.count_if_needed(text, budget)
@@ -931,8 +937,9 @@ def render(
         size = count if counted else tok.count_tokens(text)
         text = text.replace(BRIEF_SIZE, f"{size:,}")
     dropped = [name for name in _DETAIL_ORDER if hidden.get(name)]
-    if max_chars is not None and len(text) > max_chars:
-        cut = text[: max_chars - 200].rsplit("\n", 1)[0]
+    if max_chars is not None and _utf8_size(text) > max_chars:
+        head = text.encode("utf-8")[: max_chars - 200].decode("utf-8", "ignore")
+        cut = head.rsplit("\n", 1)[0]
         text = (
             cut + "\n\n[brief cut at the hook's size limit: run `resume-kit brief` to read all]\n"
         )

@@ -71,6 +71,7 @@ class BriefFormat(str, Enum):
     markdown = "markdown"
     json = "json"
     claude_hook = "claude-hook"
+    copilot_hook = "copilot-hook"
 
 
 class Trigger(str, Enum):

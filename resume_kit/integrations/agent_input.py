@@ -49,6 +49,17 @@ def parse_hook_payload(raw: bytes) -> dict[str, Any]:
         value = data.get(key)
         if isinstance(value, bool):
             picked[key] = value
+    stamp = data.get("timestamp")  # Copilot CLI: milliseconds, names the invocation
+    if isinstance(stamp, int) and not isinstance(stamp, bool):
+        picked["timestamp"] = stamp
+    session = data.get("sessionId")  # GitHub Copilot CLI's camelCase payloads
+    if (
+        "session_id" not in picked
+        and isinstance(session, str)
+        and session
+        and "\x00" not in session
+    ):
+        picked["session_id"] = session
     return picked
 
 

@@ -8,9 +8,10 @@ from pathlib import Path
 
 from resume_kit.integrations.settings import BRIEF_ARGS, PRE_COMPACT, SESSION_START, STOP, HookSpec
 
-# Codex spills hook context above `additionalContextLimit` (tokens; 2,500 when unset) to a file
-# and shows the model a preview. We write the key and ask the brief for fewer cl100k tokens
-# than that, leaving room for Codex counting differently.
+# Codex spills hook context above `additionalContextLimit` (2,500 when unset) to a file and
+# shows the model a preview. It counts ceil(UTF-8 bytes / 4) (0.171.0), so 2,500 is 10,000
+# bytes: the hook answer is capped at that (brief.render.HOOK_MAX_CHARS, in bytes) and the
+# 1,800 cl100k tokens asked for are the budget within it.
 CONTEXT_LIMIT = 2500
 BRIEF_TOKENS = 1800
 CODEX_BRIEF_ARGS = f"{BRIEF_ARGS} --max-tokens {BRIEF_TOKENS}"

@@ -14,6 +14,7 @@ from typing import Any
 from resume_kit.brief.pipeline import build
 
 HOOK_FORMAT = "claude-hook"
+COPILOT_FORMAT = "copilot-hook"  # the claude-hook brief in Copilot CLI's shape, once per start
 
 
 def write(text: str, output: Path | None) -> None:
@@ -39,10 +40,10 @@ def _report(rendered: Any, budget_note: str, output: Path | None) -> None:
 
 
 def run(max_tokens: int | None, fmt: str, output: Path | None, summarize: bool | None) -> int:
-    if fmt == HOOK_FORMAT:
+    if fmt in (HOOK_FORMAT, COPILOT_FORMAT):
         from resume_kit.cli.commands.brief_hook import run_hook
 
-        return run_hook(max_tokens, output)
+        return run_hook(max_tokens, output, copilot=fmt == COPILOT_FORMAT)
     text, rendered, _ = build(max_tokens, fmt, summarize, hook_input=None)
     write(text, output)
     budget_note = f"the budget of {max_tokens}" if max_tokens else "the configured budget"

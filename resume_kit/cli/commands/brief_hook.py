@@ -1,4 +1,4 @@
-"""`resume-kit brief --format claude-hook`: the brief as an agent hook's answer.
+"""`resume-kit brief --format claude-hook|copilot-hook`: the brief as an agent hook's answer.
 
 It reads the agent's hook input, never prompts, never uses the network, and whatever goes wrong
 it exits 0 with one line on stderr, so a broken resume-kit never breaks the agent's session.
@@ -15,13 +15,17 @@ from resume_kit.cli.commands.brief import HOOK_FORMAT, write
 from resume_kit.infra.errors import NotARepositoryError, ProgressFileError, ResumeKitError
 
 
-def _for_event(answer: str, hook_input: dict[str, Any]) -> str:
-    """PostCompact takes no hookSpecificOutput: its plain stdout reaches the model."""
-    if hook_input.get("hook_event_name") != "PostCompact":
+def _for_event(answer: str, hook_input: dict[str, Any], copilot: bool = False) -> str:
+    """PostCompact takes no hookSpecificOutput: its plain stdout reaches the model. Copilot CLI
+    reads a flat ``{"additionalContext": ...}``."""
+    if hook_input.get("hook_event_name") != "PostCompact" and not copilot:
         return answer
     import json
 
-    return str(json.loads(answer)["hookSpecificOutput"]["additionalContext"]) + "\n"
+    context = str(json.loads(answer)["hookSpecificOutput"]["additionalContext"])
+    if copilot:
+        return json.dumps({"additionalContext": context}, ensure_ascii=False) + "\n"
+    return context + "\n"
 
 
 def _hook_note(message: str) -> str:
@@ -53,7 +57,23 @@ def _first_for_compaction(hook_input: dict[str, Any]) -> bool:
     return should_deliver(user_cache_root(), session, event)
 
 
-def run_hook(max_tokens: int | None, output: Path | None) -> int:
+def _copilot_prompt_delivers(hook_input: dict[str, Any]) -> bool:
+    """Copilot CLI's userPromptSubmitted: the first prompt since the session started, resumed
+    or compacted delivers (``prompt_once``); an event with a ``source`` (sessionStart) or a
+    ``trigger`` (preCompact) never does."""
+    from resume_kit.infra.cachedir import user_cache_root
+    from resume_kit.integrations import prompt_once
+
+    if "source" in hook_input or "trigger" in hook_input:
+        return False
+    session = hook_input.get("session_id")
+    if not isinstance(session, str) or not session:
+        return True
+    stamp = hook_input.get("timestamp")
+    return prompt_once.take(user_cache_root(), session, stamp if isinstance(stamp, int) else None)
+
+
+def run_hook(max_tokens: int | None, output: Path | None, copilot: bool = False) -> int:
     from resume_kit.cli.ui import say
 
     hook_input: dict[str, Any] = {}
@@ -61,10 +81,12 @@ def run_hook(max_tokens: int | None, output: Path | None) -> int:
         from resume_kit.integrations.agent_input import read_hook_input
 
         hook_input = read_hook_input(timeout=1.0)
-        if not _first_for_compaction(hook_input):
+        if copilot and not _copilot_prompt_delivers(hook_input):
+            return 0  # not a prompt, or not the first since the session (re)started
+        if not copilot and not _first_for_compaction(hook_input):
             return 0  # the other event of this compaction delivered the brief
         text, rendered, _ = build(max_tokens, HOOK_FORMAT, False, hook_input=hook_input)
-        write(_for_event(text, hook_input), output)
+        write(_for_event(text, hook_input, copilot), output)
         if not rendered.fits:
             say("the brief is over its token budget even at its minimum")
         return 0
@@ -84,5 +106,5 @@ def run_hook(max_tokens: int | None, output: Path | None) -> int:
     first = (note.splitlines() or [""])[0]
     say(f"no brief: {first}")
     with contextlib.suppress(Exception):
-        write(_for_event(_hook_note(first), hook_input), output)
+        write(_for_event(_hook_note(first), hook_input, copilot), output)
     return 0

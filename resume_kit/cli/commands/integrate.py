@@ -1,4 +1,5 @@
-"""`resume-kit integrate claude|codex|gemini|agents-md [--remove]` and the hidden `stop-check`."""
+"""`resume-kit integrate claude|codex|gemini|cursor|copilot|aider|agents-md [--remove]` and the hidden
+`stop-check`."""
 
 from __future__ import annotations
 
@@ -108,6 +109,15 @@ def cursor(remove: bool) -> int:
     from resume_kit.integrations import cursor as cursor_conf
 
     for line in cursor_conf.apply(find_layout().root, settings.executable(), remove):
+        out(line)
+    return 0
+
+
+def copilot(remove: bool) -> int:
+    from resume_kit.infra.paths import find_layout
+    from resume_kit.integrations import copilot as copilot_conf
+
+    for line in copilot_conf.apply(find_layout().root, settings.executable(), remove):
         out(line)
     return 0
 

@@ -44,7 +44,9 @@ def brief(
     ] = None,
     fmt: Annotated[
         BriefFormat,
-        typer.Option("--format", metavar="FORMAT", help="markdown, json or claude-hook."),
+        typer.Option(
+            "--format", metavar="FORMAT", help="markdown, json, claude-hook or copilot-hook."
+        ),
     ] = BriefFormat.markdown,
     output: Annotated[
         Path | None,

@@ -119,6 +119,14 @@ def integrate_cursor(remove: RemoveOpt = False) -> None:
     exit_with(cmd.cursor(remove))
 
 
+@integrate_app.command("copilot")
+def integrate_copilot(remove: RemoveOpt = False) -> None:
+    """The brief on the first prompt of each GitHub Copilot CLI session (.github/hooks/)."""
+    from resume_kit.cli.commands import integrate as cmd
+
+    exit_with(cmd.copilot(remove))
+
+
 @integrate_app.command("aider")
 def integrate_aider(remove: RemoveOpt = False) -> None:
     """Keep .resume-kit/brief.md fresh and list it under `read:` in .aider.conf.yml."""

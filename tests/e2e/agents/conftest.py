@@ -1,4 +1,4 @@
-"""The real agent binaries (Claude Code, Codex CLI) against a loopback model server.
+"""The real agent binaries (Claude Code, Codex CLI, Copilot CLI) against a loopback model server.
 
 The pinned npm packages (``npm/package-lock.json``) are installed once per lock-file hash into
 a cache folder outside the per-test home: ``$RESUME_KIT_AGENTS_CACHE`` or
@@ -29,6 +29,7 @@ from tests.conftest import git
 NPM_DIR = Path(__file__).resolve().parent / "npm"
 CLAUDE_PACKAGE = "@anthropic-ai/claude-code"
 CODEX_PACKAGE = "@openai/codex"
+COPILOT_PACKAGE = "@github/copilot"
 
 _cache_env = os.environ.get("RESUME_KIT_AGENTS_CACHE")
 _xdg_cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
@@ -69,6 +70,9 @@ class AgentBins:
     claude: Path
     codex: Path
     node_bin: Path
+    copilot: Path
+    # Copilot CLI unpacks its JavaScript (about 240 MB) here once, not in each test's home.
+    copilot_cache: Path
 
     @property
     def claude_version(self) -> str:
@@ -77,6 +81,10 @@ class AgentBins:
     @property
     def codex_version(self) -> str:
         return pinned_version(CODEX_PACKAGE)
+
+    @property
+    def copilot_version(self) -> str:
+        return pinned_version(COPILOT_PACKAGE)
 
 
 def _install(target: Path) -> None:
@@ -119,15 +127,28 @@ def agent_bins() -> AgentBins:
     CACHE_ROOT.mkdir(parents=True, exist_ok=True)
     with open(CACHE_ROOT / f"{target.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # one install at a time across test processes
-        if not (bins / "claude").exists() or not (bins / "codex").exists():
+        if not all((bins / name).exists() for name in ("claude", "codex", "copilot")):
             _install(target)
-    found = AgentBins(bins / "claude", bins / "codex", Path(node).parent)
+    found = AgentBins(
+        bins / "claude",
+        bins / "codex",
+        Path(node).parent,
+        bins / "copilot",
+        target / "copilot-cache",
+    )
+    env = {
+        **os.environ,
+        "COPILOT_CACHE_HOME": str(found.copilot_cache),
+        "COPILOT_HOME": str(target / "copilot-version-home"),  # never the user's ~/.copilot
+        "COPILOT_AUTO_UPDATE": "false",
+    }
     for binary, version in (
         (found.claude, found.claude_version),
         (found.codex, found.codex_version),
+        (found.copilot, found.copilot_version),
     ):
         proc = subprocess.run(
-            [str(binary), "--version"], capture_output=True, text=True, timeout=60
+            [str(binary), "--version"], capture_output=True, text=True, timeout=120, env=env
         )
         assert version in proc.stdout, (binary, proc.stdout, proc.stderr)
     return found

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -233,3 +234,95 @@ def test_stop_hook_blocks_while_the_unit_fails(workspace: Workspace) -> None:
     assert len(bodies) == 2, "the Stop hook did not send the agent back"
     assert reason not in bodies[0]
     assert reason in bodies[1]
+
+
+@pytest.mark.parametrize(
+    ("body", "whole"),
+    [
+        ("x" * 10_000, True),
+        ("x" * 10_001, False),
+        ("─" * 3_333 + "x", True),  # 3,334 characters, 10,000 bytes
+        ("─" * 3_334, False),  # 3,334 characters, 10,002 bytes
+    ],
+    ids=["10000-ascii", "10001-ascii", "10000-bytes", "10002-bytes"],
+)
+def test_the_context_limit_counts_utf8_bytes(workspace: Workspace, body: str, whole: bool) -> None:
+    """Codex 0.171.0 counts a hook's additionalContext as ceil(UTF-8 bytes / 4) tokens: at
+    the limit `integrate codex` writes (2,500), 10,000 bytes reach the model whole, 10,001 are
+    cut to a preview (``Warning: truncated output (original token count: N)``) and saved to
+    a file, whatever the number of characters."""
+    ws = workspace
+    ws.write_goal("g")
+    write_config(ws)
+    context = body
+    hook = ws.root.parent / "hook.py"
+    answer = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}}
+    hook.write_text(f"import json\nprint(json.dumps({answer!r}))\n", encoding="utf-8")
+    entry = {"type": "command", "command": f"{sys.executable} {hook}", "timeout": 30}
+    entry["additionalContextLimit"] = 2500
+    hooks = {"hooks": {"SessionStart": [{"matcher": "startup|resume", "hooks": [entry]}]}}
+    (ws.root / ".codex").mkdir()
+    (ws.root / ".codex" / "hooks.json").write_text(json.dumps(hooks))
+    approve_hooks(ws)
+    codex(ws, "hello")
+    request = responses_bodies(ws)[-1]
+    assert (json.dumps(context, ensure_ascii=False)[1:-1] in request) is whole
+    tokens = -(-len(context.encode("utf-8")) // 4)
+    assert (f"original token count: {tokens})" in request) is not whole
+
+
+def _injected(body: str, marker: str) -> str:
+    """The text of the request's input item that carries ``marker`` (the hook's context)."""
+    request = json.loads(body)
+    for item in request.get("input", []):
+        for part in item.get("content") or []:
+            text = part.get("text") if isinstance(part, dict) else None
+            if isinstance(text, str) and marker in text:
+                return text
+    raise AssertionError(f"{marker} is in no input item")
+
+
+def _without_meter(text: str) -> str:
+    return "\n".join(line for line in text.split("\n") if not line.startswith("- Resources:"))
+
+
+@pytest.mark.parametrize("style", ["english", "box"])
+def test_the_biggest_brief_arrives_whole(workspace: Workspace, style: str) -> None:
+    """The brief `integrate codex` asks for (`--max-tokens 1800`) at its biggest reaches the
+    model whole. Codex 0.171.0 counts a hook's context as ceil(UTF-8 bytes / 4) tokens (10,000
+    bytes pass its limit of 2,500, 10,001 become a preview and a file): runs of box-drawing
+    characters are few cl100k tokens but many bytes, which the hook cap (in bytes) absorbs."""
+    from resume_kit.brief.render import HOOK_MAX_CHARS
+    from resume_kit.infra import tokens
+    from tests.big_progress import write_big_progress
+
+    ws = workspace
+    write_big_progress(ws.root, style, "Big-brief-marker")
+    write_config(ws)
+    integrate(ws)
+    approve_hooks(ws)
+    # what the hook answers, from its command with a startup payload: nothing else changes
+    # before Codex runs it (its new session has no conversation yet)
+    hooks = json.loads((ws.root / ".codex" / "hooks.json").read_text())["hooks"]
+    command = hooks["SessionStart"][0]["hooks"][0]["command"]
+    payload = {"hook_event_name": "SessionStart", "source": "startup", "cwd": str(ws.root)}
+    proc = subprocess.run(
+        ["sh", "-c", command],
+        cwd=ws.root,
+        env=ws.env,
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    brief = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+    size = len(brief.encode("utf-8"))
+    assert size <= HOOK_MAX_CHARS, size  # what Codex lets through (see the test above)
+    codex(ws, "hello")
+    body = responses_bodies(ws)[-1]
+    assert "truncated output" not in body and "Full hook output saved" not in body
+    # whole: the same text, but for the meter line, which says whether a transcript was seen
+    assert _without_meter(_injected(body, "Big-brief-marker")) == _without_meter(brief)
+    assert "**Rule:**" in brief and "brief cut at the hook's size limit" not in brief
+    # the biggest it gets: near the token budget, or near the byte cap
+    assert tokens.count_tokens(brief) > 1_500 or size > 9_000, (tokens.count_tokens(brief), size)
