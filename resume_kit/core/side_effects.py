@@ -50,6 +50,8 @@ class Match:
 
     def normalised(self) -> str:
         """The meaning of the command as one string: what the key hashes."""
+        if self.rule == "mcp-write":  # the tool's name and its arguments as sorted JSON
+            return " ".join(self.words)
         body = " ".join(_canonical(self.rule, self.words))
         return " ; ".join([*(f"cd {d}" for d in self.context), body])
 
@@ -58,6 +60,8 @@ class Match:
         return f"{self.rule}-{digest[:10]}"
 
     def shown(self, redact: Callable[[str], str] = lambda s: s) -> str:
+        if self.rule == "mcp-write":
+            return redact(" ".join(self.words))
         return redact(" ".join(shlex.quote(w) for w in self.words))
 
 
@@ -509,3 +513,31 @@ def _canonical(rule: str, words: Sequence[str]) -> list[str]:
         return [head, *sorted(set(options)), *rest]
     options, positional = _options_and_args(words[1:], values)
     return [head, *positional, *sorted(set(options))]
+
+
+# An MCP tool whose name says it writes somewhere: `mcp__github__create_pull_request`,
+# `mcp__slack__send_message` (Claude Code, Codex), `mcp_github_merge_pull_request` (Gemini).
+_MCP_WRITE = re.compile(
+    r"(?:^|[_\-.])(create|update|delete|remove|send|post|publish|merge|push|write|deploy|"
+    r"comment|close|reopen|upload|transfer|pay|charge|invite|approve|submit|execute|run|"
+    r"trigger|dispatch|release|archive|move|rename|edit|set|add|put|patch|insert|drop)"
+    r"(?:$|[_\-.A-Z])",
+    re.IGNORECASE,
+)
+
+
+def classify_tool(name: str, tool_input: object) -> Match | None:
+    """An MCP tool call that writes outside the work tree, as a side effect (``mcp-write``);
+    None for any other tool (the shell tool goes through :func:`classify`)."""
+    if not name.startswith("mcp_"):
+        return None
+    tool = name.split("__", 2)[-1] if "__" in name else name
+    if not _MCP_WRITE.search(tool):
+        return None
+    import json
+
+    try:
+        arguments = json.dumps(tool_input, sort_keys=True, ensure_ascii=False, default=str)
+    except (TypeError, ValueError, RecursionError):
+        arguments = repr(tool_input)
+    return Match("mcp-write", (name, arguments))

@@ -64,7 +64,11 @@ def claude(user: bool, remove: bool, stop_verify: bool, local: bool = False) -> 
 
         root = find_layout().root
         path = (claude_paths.local_settings if local else claude_paths.project_settings)(root)
-    specs = settings.specs_for(stop_verify, settings.executable())
+    exe = settings.executable()
+    specs = [
+        *settings.specs_for(stop_verify, exe),
+        *claude_paths.tool_specs(None if remove else settings.tool_python(), exe),
+    ]
     where = _shown(path, root)
     if remove:
         denied = claude_paths.remove_deny_rules(path, root)
@@ -86,7 +90,9 @@ def codex(remove: bool, stop_verify: bool) -> int:
     from resume_kit.integrations import codex as codex_paths
 
     root = find_layout().root
-    specs = codex_paths.specs(stop_verify, settings.executable())
+    exe = settings.executable()
+    python = None if remove else settings.tool_python()
+    specs = [*codex_paths.specs(stop_verify, exe), *codex_paths.tool_specs(python, exe)]
     code = _apply(codex_paths.project_hooks(root), root, remove, specs, project=True)
     if not remove:
         for line in codex_paths.REQUIREMENTS:
@@ -99,7 +105,9 @@ def gemini(remove: bool, stop_verify: bool) -> int:
     from resume_kit.integrations import gemini as gemini_paths
 
     root = find_layout().root
-    specs = gemini_paths.specs(settings.executable(), stop_verify)
+    exe = settings.executable()
+    python = None if remove else settings.tool_python()
+    specs = [*gemini_paths.specs(exe, stop_verify), *gemini_paths.tool_specs(python, exe)]
     return _apply(gemini_paths.project_settings(root), root, remove, specs, project=True)
 
 

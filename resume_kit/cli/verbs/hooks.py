@@ -151,3 +151,19 @@ def stop_check() -> None:
     from resume_kit.cli.commands import integrate as cmd
 
     exit_with(cmd.stop_check())
+
+
+@app.command("hook-tool", hidden=True)
+def hook_tool(
+    phase: Annotated[
+        str,
+        typer.Argument(metavar="PHASE", click_type=PLAIN, help="pre (before the call) or post."),
+    ],
+    agent: Annotated[
+        str, typer.Option("--agent", metavar="NAME", help="claude, codex, gemini or cursor.")
+    ] = "claude",
+) -> None:
+    """Tool-hook entry point (internal): record side effects, ask before repeating one."""
+    from resume_kit.integrations import tool_hook
+
+    exit_with(tool_hook.main([phase, "--agent", agent]))
