@@ -42,8 +42,9 @@ DENY_RULES = (
     "Bash(*resume-kit action forget*)",
     "Bash(*-m resume_kit action forget*)",
 )
-# The tool hooks (issue 15): the shell tool and every MCP tool (only a writing one is a side
-# effect); PostToolUseFailure is Claude Code's after-event of a call that failed.
+# The tool hooks (issue 15): before the shell tool and every MCP tool (only a writing one is a
+# side effect); after every tool, so the loop guard sees an edit between two failing runs.
+# PostToolUseFailure is Claude Code's after-event of a call that failed.
 TOOL_MATCHER = "Bash|mcp__.*"
 TOOL_POST_EVENTS = ("PostToolUse", "PostToolUseFailure")
 
@@ -51,7 +52,7 @@ TOOL_POST_EVENTS = ("PostToolUse", "PostToolUseFailure")
 def tool_specs(python: str | None, exe: str | None) -> list[Any]:
     from resume_kit.integrations.settings import tool_specs as specs
 
-    return specs(TOOL_MATCHER, python, exe, post_events=TOOL_POST_EVENTS)
+    return specs(TOOL_MATCHER, python, exe, post_events=TOOL_POST_EVENTS, post_matcher=None)
 
 
 def _deny_list(data: dict[str, Any], path: Path) -> list[Any] | None:

@@ -35,5 +35,5 @@ def tool_specs(python: str | None, exe: str | None) -> list[HookSpec]:
 
     return specs(
         TOOL_MATCHER, python, exe, agent="gemini", pre_event="BeforeTool",
-        post_events=("AfterTool",), timeout=15_000,
+        post_events=("AfterTool",), timeout=15_000, post_matcher=None,
     )  # fmt: skip

@@ -166,13 +166,15 @@ def tool_python() -> str | None:
 def tool_specs(
     matcher: str, python: str | None, exe: str | None, agent: str | None = None,
     post_events: tuple[str, ...] = ("PostToolUse",), pre_event: str = "PreToolUse",
-    timeout: int = 15,
+    timeout: int = 15, post_matcher: str | None = "",
 ) -> list[HookSpec]:  # fmt: skip
-    """The before- and after-tool hooks: one before event, one or more after events."""
+    """The before- and after-tool hooks: one before event, one or more after events
+    (``post_matcher`` "" means the same matcher, None every tool)."""
     suffix = f" --agent {agent}" if agent else ""
     pre = HookSpec(pre_event, TOOL_PRE_ARGS + suffix, matcher, timeout, exe, python=python)
+    after = matcher if post_matcher == "" else post_matcher
     posts = [
-        HookSpec(event, TOOL_POST_ARGS + suffix, matcher, timeout, exe, python=python)
+        HookSpec(event, TOOL_POST_ARGS + suffix, after, timeout, exe, python=python)
         for event in post_events
     ]
     return [pre, *posts]

@@ -151,11 +151,14 @@ def matches(call: Call, patterns: Sequence[Pattern]) -> list[Match]:
 
 def handle(phase: str, agent: str, data: dict[str, Any]) -> str | None:
     """The hook's stdout for ``data`` (None: nothing to say), recording what it must."""
+    root = work_tree(_text(data.get("cwd")))
+    if root is None:
+        return None
+    loop = _loop_guard(phase, agent, data, root)
+    if loop is not None:
+        return answer(agent, loop)  # the fourth identical failing call: before anything else
     call = parse_call(phase, agent, data)
     if call is None:
-        return None
-    root = work_tree(call.cwd)
-    if root is None:
         return None
     if not matches(call, ()) and not _configured(root):
         return None  # the fast path: no built-in rule matched and no pattern could
@@ -171,6 +174,81 @@ def handle(phase: str, agent: str, data: dict[str, Any]) -> str | None:
         return _before(call, layout, found, modes)
     _after(call, layout, found, data)
     return None
+
+
+def _identity(agent: str, data: dict[str, Any]) -> tuple[str, Any] | None:
+    """Any tool call's name and arguments (the loop guard looks at every tool)."""
+    if agent == "cursor" and _text(data.get("command")):
+        return "shell", {"command": data["command"]}
+    tool = _text(data.get("tool_name"))
+    return None if tool is None else (tool, data.get("tool_input"))
+
+
+def _loop_guard(phase: str, agent: str, data: dict[str, Any], root: str) -> Decision | None:
+    """After a call: add it to the activity log. Before one: "ask" when the same call already
+    failed :data:`~resume_kit.core.activity.REPEATS` times in a row, the same way each time."""
+    from resume_kit.core.activity import call_signature, describe_loop, repeated
+    from resume_kit.facts import activity_log
+
+    identity = _identity(agent, data)
+    if identity is None:
+        return None
+    session = _text(data.get("session_id")) or _text(data.get("conversation_id"))
+    sig = call_signature(*identity)
+    if phase == "pre":
+        loop = repeated(activity_log.calls(root), session, sig)
+        if not loop:
+            return None
+        from resume_kit.core.guard import Decision
+        from resume_kit.core.inert import one_line
+
+        return Decision(
+            "ask",
+            f"resume-kit's loop guard: {one_line(describe_loop(loop), 600)}. A fourth identical "
+            "try will fail the same way: change the approach, or stop and report to the person.",
+        )
+    _record_call(agent, data, root, session, sig, identity)
+    return None
+
+
+def _record_call(
+    agent: str,
+    data: dict[str, Any],
+    root: str,
+    session: str | None,
+    sig: str,
+    identity: tuple[str, Any],
+) -> None:
+    from resume_kit.core.activity import CallRecord, result_signature
+    from resume_kit.core.inert import clip
+    from resume_kit.facts import activity_log
+    from resume_kit.infra.redact import redact
+    from resume_kit.model.progress import now_iso
+
+    status, result = outcome(agent, data)
+    failed = status == "failed"
+    error = ""
+    if failed:
+        response = data.get("tool_response")
+        error = _text(data.get("error")) or (result or "")
+        if agent == "gemini" and isinstance(response, dict):
+            error = str(response.get("error") or error)
+    tool, tool_input = identity
+    command = tool_input.get("command") if isinstance(tool_input, dict) else None
+    shown = command if isinstance(command, str) else tool
+    first = next((line for line in error.splitlines() if line.strip()), "")
+    activity_log.add_call(
+        root,
+        CallRecord(
+            session=session,
+            sig=sig,
+            failed=failed,
+            result=result_signature(redact(error)) if failed else "",
+            shown=clip(" ".join(redact(shown).split()), 160),
+            error=clip(" ".join(redact(first).split()), 160),
+            at=now_iso(),
+        ),
+    )
 
 
 def _configured(root: str) -> bool:

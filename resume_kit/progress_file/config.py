@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from resume_kit.core.activity import Limits
 from resume_kit.core.escape import escape_controls
 from resume_kit.core.inert import clip
 from resume_kit.core.side_effects import MODES, Pattern
@@ -34,11 +35,12 @@ REPO_BOUNDS: dict[str, tuple[float, float]] = {
 }
 # Keys only the user's own config sets (a repository's "summarize: off" is obeyed: it only
 # turns the network off).
-USER_ONLY = ("summarize", "summarize_model", "side_effect_modes")
+USER_ONLY = ("summarize", "summarize_model", "side_effect_modes", "no_progress")
 _KEY_NAMES = {
     "brief_max_tokens": "brief.max_tokens",
     "verify_timeout_s": "verify.timeout_s",
     "side_effect_modes": "side_effects.on_repeat",
+    "no_progress": "no_progress",
 }
 
 
@@ -56,6 +58,8 @@ class Config:
     # removes) and side_effects.on_repeat (rule -> ask | deny | warn, "default" for the rest)
     side_effect_patterns: tuple[Pattern, ...] = ()
     side_effect_modes: tuple[tuple[str, str], ...] = ()
+    # no_progress: {compactions, sessions, tokens}: the meter's limits (core/activity.Limits)
+    no_progress: Limits = field(default_factory=Limits)
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -169,6 +173,21 @@ def parse_values(raw: Any, name: str = "config.yaml") -> dict[str, Any]:
             values["summarize"] = mode
         elif key == "side_effects":
             _side_effects(values, value, name)
+        elif key == "no_progress":
+            if not isinstance(value, dict):
+                raise ConfigError(
+                    f"{name}: no_progress must be a mapping",
+                    hint="e.g. no_progress: {compactions: 3, sessions: 4, tokens: 3000000}",
+                )
+            limits: dict[str, int] = {}
+            for sub, item in value.items():
+                if sub not in ("compactions", "sessions", "tokens"):
+                    raise ConfigError(
+                        f"{name}: unknown key 'no_progress.{_name(sub)}'",
+                        hint="known: no_progress.compactions, .sessions, .tokens",
+                    )
+                limits[sub] = _positive(item, f"no_progress.{sub}", int, name)
+            values["no_progress"] = Limits(**limits)
         elif key == "summarize_model":
             if not isinstance(value, str) or not value:
                 raise ConfigError(f"{name}: summarize_model must be a model name")
@@ -177,7 +196,7 @@ def parse_values(raw: Any, name: str = "config.yaml") -> dict[str, Any]:
             raise ConfigError(
                 f"{name}: unknown key '{_name(key)}'",
                 hint="known keys: logs, artifacts, keep_snapshots, brief.max_tokens, "
-                "verify.timeout_s, transcripts, summarize, summarize_model, side_effects",
+                "verify.timeout_s, transcripts, summarize, summarize_model, side_effects, no_progress",
             )
     return values
 

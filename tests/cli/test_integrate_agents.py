@@ -179,8 +179,12 @@ def test_gemini_settings(repo: Path) -> None:
     assert data["theme"] == "Dracula"
     hooks = data["hooks"]
     assert hooks["BeforeTool"][0] == original["hooks"]["BeforeTool"][0]
-    for event, args in (("BeforeTool", "pre"), ("AfterTool", "post")):  # issue 15's tool hooks
-        (ours,) = [g for g in hooks[event] if g["matcher"] == "run_shell_command|mcp_.*"]
+    # issue 15's tool hooks: before the shell and MCP tools, after every tool (the loop guard)
+    for event, args, matcher in (
+        ("BeforeTool", "pre", "run_shell_command|mcp_.*"),
+        ("AfterTool", "post", None),
+    ):
+        (ours,) = [g for g in hooks[event] if g.get("matcher") == matcher]
         command = ours["hooks"][0]["command"]
         assert merge.command_args(command) == f"hook-tool {args} --agent gemini"
         assert ours["hooks"][0]["timeout"] == 15_000

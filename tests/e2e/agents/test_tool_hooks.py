@@ -172,3 +172,29 @@ def test_codex_push_is_recorded_and_the_repeat_denied(workspace: Workspace) -> N
     ]
     assert outputs and "may have run" in json.dumps(outputs[-1])
     assert remote_head(remote) == pushed != newer
+
+
+def test_claude_fourth_identical_failing_call_is_refused(workspace: Workspace) -> None:
+    """Loop guard: the model runs the same failing command four times; Claude Code's own
+    PostToolUseFailure events feed the log, and the fourth call gets "ask" (refused in -p)."""
+    ws = workspace
+    ws.write_goal("Fix the tests")
+    claude_e2e.integrate(ws)
+    command = "ls does-not-exist-7f3a"
+    calls: list[int] = []
+
+    def script(protocol: str, request: dict[str, Any]) -> list[Part]:
+        if len(calls) == 4:
+            return [Text("Done.")]
+        calls.append(1)
+        return [ToolCall("Bash", {"command": command, "description": f"try {len(calls)}"})]
+
+    ws.server.script = script
+    claude_e2e.claude(ws, "make it pass", "--allowedTools", "Bash")
+    results = tool_results(ws)
+    assert len(results) == 4 and all(r.get("is_error") for r in results)
+    assert "No such file" in json.dumps(results[2]["content"])
+    fourth = json.dumps(results[3]["content"])
+    assert "failed 3 times in a row with the same result" in fourth
+    brief = json.loads(ws.resume_kit("brief", "--format", "json").stdout)
+    assert "REPEATED_CALLS" in {f["code"] for f in brief["findings"]}
