@@ -155,21 +155,25 @@ def stop_check() -> int:
     if payload.get("stop_hook_active") is True:
         return 0  # we already blocked once in this turn: let the agent stop
     try:
-        return _stop_check(payload.get("cwd"))
+        return _stop_check(payload.get("cwd"), payload.get("session_id"))
     except Exception as exc:  # fail-open, whatever went wrong
         message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
         say(f"stop-check skipped: {message.splitlines()[0]}")
         return 0
 
 
-def _stop_check(cwd: str | None) -> int:
+def _stop_check(cwd: str | None, session: str | None = None) -> int:
     from resume_kit.infra.paths import find_layout
+    from resume_kit.integrations.meter import stop_report
     from resume_kit.runner.unitcheck import check_in_progress, describe_failure
 
     start = Path(cwd) if cwd and Path(cwd).is_dir() else None
     layout = find_layout(start)
     if not layout.progress.is_file():
         return 0
+    report = stop_report(layout, session)  # no progress: report once, then let it end
+    if report is not None:
+        return _block(report) if report else 0
     check = check_in_progress(layout)
     if check.outcome == "untrusted":
         say(
@@ -179,7 +183,10 @@ def _stop_check(cwd: str | None) -> int:
         return 0
     if check.outcome != "failed":
         return 0
-    decision = {"decision": "block", "reason": describe_failure(check)}
-    sys.stdout.write(json.dumps(decision, ensure_ascii=False) + "\n")
+    return _block(describe_failure(check))
+
+
+def _block(reason: str) -> int:
+    sys.stdout.write(json.dumps({"decision": "block", "reason": reason}, ensure_ascii=False) + "\n")
     sys.stdout.flush()
     return 0
