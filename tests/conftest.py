@@ -39,6 +39,8 @@ SLOW_TESTS = frozenset(
         "tests/cli/test_integrate_agents.py::test_the_brief_is_delivered_once_per_compaction",
         "tests/cli/test_integrate_copilot.py::test_the_brief_goes_with_the_first_prompt_after_each_start",
         "tests/unit/test_summarize.py::test_second_call_is_served_from_the_cache",
+        "tests/cli/test_tool_hook.py::test_the_installed_command_line_runs_the_hook",
+        "tests/cli/test_no_progress.py::test_compactions_without_a_verified_unit",
         "tests/cli/test_verify.py::test_background_writer_does_not_hang_the_run",
         "tests/adversarial/test_injection.py::test_fuzzed_untrusted_text_never_leaves_its_code",
         "tests/adversarial/test_injection.py::test_injected_text_stays_quoted_data_in_the_brief",

@@ -763,7 +763,6 @@ def _warning_groups(findings: Sequence[Finding]) -> list[WarningGroup]:
     return sorted(groups.values(), key=lambda g: SEVERITY_ORDER[g.severity])
 
 
-_LEDGER_ORDER = {"unknown": 0, "failed": 1, "success": 2}
 _LEDGER_ADVICE = {
     "success": "done already: do not do it again",
     "unknown": "outcome unknown: check before retrying with the same key",
@@ -771,17 +770,25 @@ _LEDGER_ADVICE = {
 }
 
 
+def _newest_first(pair: tuple[int, Any]) -> tuple[bool, float, int]:
+    moment = parse_utc(pair[1].at)
+    return (moment is not None, moment.timestamp() if moment else 0.0, pair[0])
+
+
 def _ledger(progress: Progress, now: dt.datetime) -> list[LedgerItem]:
+    """The ledger, newest attempt first; an entry that succeeded once counts as done even when
+    a later attempt failed (issue 15 point 6)."""
     items: list[LedgerItem] = []
-    ordered = sorted(
-        enumerate(progress.actions),
-        key=lambda pair: (_LEDGER_ORDER.get(pair[1].status, 0), -pair[0]),
-    )
-    for _, action in ordered:
+    for _, action in sorted(enumerate(progress.actions), key=_newest_first, reverse=True):
         when = age(action.at, now)
         description = f" {code(action.description, 200)}" if action.description else ""
-        state = action.status + (f", {when}" if when else "")
-        advice = _LEDGER_ADVICE.get(action.status, _LEDGER_ADVICE["unknown"])
+        tries = len(action.attempts)
+        state = action.status + (f", {tries} attempts" if tries > 1 else "")
+        state += f", {when}" if when else ""
+        effective = "success" if action.last_success() is not None else action.status
+        advice = _LEDGER_ADVICE.get(effective, _LEDGER_ADVICE["unknown"])
+        if effective != action.status:
+            advice = f"it succeeded before: {advice}"
         items.append(
             LedgerItem(
                 key=action.key,
@@ -792,7 +799,8 @@ def _ledger(progress: Progress, now: dt.datetime) -> list[LedgerItem]:
                     "description": redacted(action.description),
                     "status": action.status,
                     "at": action.at,
-                    "advice": _LEDGER_ADVICE.get(action.status, _LEDGER_ADVICE["unknown"]),
+                    **({"attempts": tries} if tries > 1 else {}),
+                    "advice": advice,
                 },
             )
         )

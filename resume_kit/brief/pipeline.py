@@ -44,7 +44,10 @@ def build(
         layout, config, "brief", progress=progress, transcript_path=transcript_path, hook=hook_input
     )
     save_snapshot(layout, snapshot, config.keep_snapshots)
-    findings = reconcile(progress, snapshot)
+    from resume_kit.facts.activity_log import for_brief
+
+    activity = for_brief(str(layout.root), hook_input, snapshot, config.no_progress)
+    findings = reconcile(progress, snapshot, activity)
 
     summary = None
     from resume_kit.brief.summarize import should_summarize

@@ -14,10 +14,12 @@ END = "<!-- end of the command table -->"
 
 def settings_commands() -> list[tuple[str, str]]:
     """What `integrate` writes into agents' settings files, and which hooks run it."""
+    from resume_kit.integrations import copilot
     from resume_kit.integrations.settings import BRIEF_ARGS, SNAPSHOT_ARGS, STOP_ARGS
 
     return [
         (BRIEF_ARGS, "SessionStart and PostCompact hooks: the brief as the hook's answer"),
+        (copilot.BRIEF_ARGS, "Copilot CLI's userPromptSubmitted hook: the brief once per start"),
         (SNAPSHOT_ARGS, "PreCompact hooks (Gemini: PreCompress; Cursor: preCompact)"),
         (STOP_ARGS, "Stop hooks (Gemini: AfterAgent), with `--stop-verify`"),
     ]

@@ -13,6 +13,7 @@ import shlex
 from collections.abc import Mapping
 from typing import Any
 
+from resume_kit.core.activity import Activity
 from resume_kit.core.inert import code_span, short_sha, squash
 from resume_kit.core.timeutil import age
 from resume_kit.model.facts import Changes, RepoFacts, Snapshot, UnitFacts
@@ -327,9 +328,47 @@ def _finalise(found: list[Finding], order: Mapping[str, int]) -> list[Finding]:
     return [f for _, f in indexed]
 
 
-def reconcile(progress: Progress | None, snapshot: Snapshot) -> list[Finding]:
-    """Findings about ``progress`` given the ``snapshot`` facts, most severe first."""
+def _activity(progress: Progress, activity: Activity) -> list[Finding]:
+    """REPEATED_CALLS and NO_PROGRESS from what the agent's hooks recorded (issue 15)."""
+    from resume_kit.core.activity import describe_no_progress, no_progress, repeated
+
     found: list[Finding] = []
+    session = activity.session or (activity.calls[-1].session if activity.calls else None)
+    loop = repeated(activity.calls, session)
+    if loop:
+        found.append(
+            finding(
+                "REPEATED_CALLS",
+                f"the same call failed {len(loop)} times in a row with the same result: "
+                f"{_data(loop[-1].shown, 160)} -> {_data(loop[-1].error or 'failed', 160)} "
+                f"(last at {_data(loop[-1].at, 30)}); do not try it a fourth time: change the "
+                "approach, or stop and report what blocks you",
+            )
+        )
+    verified = [u.evidence.verified_at for u in progress.units if u.evidence is not None]
+    stalled = no_progress(
+        activity.events, max(verified, default=None), activity.tokens_now, activity.limits
+    )
+    if stalled is not None:
+        found.append(
+            finding(
+                "NO_PROGRESS",
+                f"{describe_no_progress(stalled)}: stop working on the task and report to the "
+                "person what was done, what keeps failing and what you need; do not start "
+                "another attempt",
+            )
+        )
+    return found
+
+
+def reconcile(
+    progress: Progress | None, snapshot: Snapshot, activity: Activity | None = None
+) -> list[Finding]:
+    """Findings about ``progress`` given the ``snapshot`` facts (and the agent's recorded
+    ``activity``, when given), most severe first."""
+    found: list[Finding] = []
+    if progress is not None and activity is not None:
+        found.extend(_activity(progress, activity))
     order: dict[str, int] = {}
     if progress is None:
         state = snapshot.get("progress") or {}

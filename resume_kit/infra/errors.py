@@ -41,6 +41,14 @@ class LockError(ResumeKitError):
     pass
 
 
+class NotAFileTargetError(ResumeKitError, OSError):
+    """A write's target is a device, FIFO, socket or folder: one line for the person, and still
+    an OSError for the hooks and caches that carry on when a write fails."""
+
+    def __init__(self, message: str, hint: str | None = None):
+        ResumeKitError.__init__(self, message, hint)
+
+
 class UntrustedCommandError(ResumeKitError):
     exit_code = EXIT_UNTRUSTED
 

@@ -20,7 +20,7 @@ import stat
 import time
 from pathlib import Path
 
-from resume_kit.infra.errors import LockError, ResumeKitError
+from resume_kit.infra.errors import LockError, NotAFileTargetError
 from resume_kit.infra.paths import GITIGNORE_BODY, Layout
 from resume_kit.infra.safefs import (
     FileTooLarge,
@@ -109,7 +109,7 @@ def atomic_write(path: Path, data: bytes | str, mode: int | None = None) -> None
         info = None
     if info is not None and not (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)):
         # Renaming over a device, FIFO or socket would replace it (as root: /dev/null too).
-        raise ResumeKitError(
+        raise NotAFileTargetError(
             f"{path} is {file_kind(info.st_mode)}: resume-kit writes only regular files",
             hint="give the path of a file, or of one that does not exist yet",
         )

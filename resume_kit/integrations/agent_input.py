@@ -32,6 +32,17 @@ def read_hook_input(timeout: float = 1.0, stream: IO[Any] | None = None) -> dict
         return {}
 
 
+def read_hook_object(timeout: float = 1.0, stream: IO[Any] | None = None) -> dict[str, Any]:
+    """The whole JSON object on stdin (the tool hooks need ``tool_input`` and
+    ``tool_response``); ``{}`` in every case :func:`read_hook_input` gives ``{}``."""
+    try:
+        raw = _read_available(sys.stdin if stream is None else stream, timeout)
+        data = json.loads(raw.decode("utf-8", errors="replace")) if raw else {}
+    except Exception:  # hook mode must never fail because of its input
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
 def parse_hook_payload(raw: bytes) -> dict[str, Any]:
     """Pick the known fields out of a hook payload; ``{}`` for anything that is not an object."""
     try:

@@ -38,7 +38,21 @@ DENY_RULES = (
     # any command line naming it: a path to the script, a wrapper (`script -c`, `env`), a chain
     "Bash(*resume-kit trust*)",
     "Bash(*-m resume_kit trust*)",
+    # clearing the side-effect ledger is the person's decision too: the guard says how
+    "Bash(*resume-kit action forget*)",
+    "Bash(*-m resume_kit action forget*)",
 )
+# The tool hooks (issue 15): before the shell tool and every MCP tool (only a writing one is a
+# side effect); after every tool, so the loop guard sees an edit between two failing runs.
+# PostToolUseFailure is Claude Code's after-event of a call that failed.
+TOOL_MATCHER = "Bash|mcp__.*"
+TOOL_POST_EVENTS = ("PostToolUse", "PostToolUseFailure")
+
+
+def tool_specs(python: str | None, exe: str | None) -> list[Any]:
+    from resume_kit.integrations.settings import tool_specs as specs
+
+    return specs(TOOL_MATCHER, python, exe, post_events=TOOL_POST_EVENTS, post_matcher=None)
 
 
 def _deny_list(data: dict[str, Any], path: Path) -> list[Any] | None:

@@ -42,3 +42,14 @@ def specs(stop_verify: bool, exe: str | None) -> list[HookSpec]:
     )
     rest = [PRE_COMPACT, *([STOP] if stop_verify else [])]
     return [start, *(replace(spec, exe=exe) for spec in rest)]
+
+
+# Codex 0.171 sends PreToolUse / PostToolUse for its shell tool as "Bash" (tool_input.command)
+# and for MCP tools as mcp__server__tool; its PostToolUse carries the output only.
+TOOL_MATCHER = "Bash|mcp__.*"
+
+
+def tool_specs(python: str | None, exe: str | None) -> list[HookSpec]:
+    from resume_kit.integrations.settings import tool_specs as specs
+
+    return specs(TOOL_MATCHER, python, exe, agent="codex")

@@ -24,7 +24,12 @@ Before anything else in a session (and again after the context was summarised), 
 `resume-kit verify-next`. Record side effects outside the work tree on the unit.
 Never run `resume-kit trust`: approving a verify command is the person's decision.
 """
-EVENTS = {"preCompact": SNAPSHOT_ARGS}
+EVENTS = {
+    "preCompact": SNAPSHOT_ARGS,
+    # the tool hooks (issue 15): Cursor's shell events carry the command at the top level
+    "beforeShellExecution": "hook-tool pre --agent cursor",
+    "afterShellExecution": "hook-tool post --agent cursor",
+}
 
 
 def hooks_file(root: Path) -> Path:
@@ -82,8 +87,8 @@ def apply(root: Path, exe: str | None, remove: bool) -> list[str]:
         else:
             atomic_write(current.path, render(new, current.indent), mode=current.mode)
             lines.append(
-                f"{'removed' if remove else 'added'} the preCompact snapshot hook "
-                f"{'from' if remove else 'to'} .cursor/hooks.json"
+                f"{'removed' if remove else 'added'} the preCompact snapshot hook and the shell "
+                f"hooks {'from' if remove else 'to'} .cursor/hooks.json"
             )
     rules = contained(root, RULES_REL)
     if remove:

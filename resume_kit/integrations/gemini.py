@@ -24,3 +24,16 @@ def specs(exe: str | None, stop_verify: bool = False) -> list[HookSpec]:
     if stop_verify:
         found.append(HookSpec("AfterAgent", STOP_ARGS, timeout=600_000, exe=exe))
     return found
+
+
+# Gemini's shell tool is run_shell_command; its MCP tools are mcp_<server>_<tool>.
+TOOL_MATCHER = "run_shell_command|mcp_.*"
+
+
+def tool_specs(python: str | None, exe: str | None) -> list[HookSpec]:
+    from resume_kit.integrations.settings import tool_specs as specs
+
+    return specs(
+        TOOL_MATCHER, python, exe, agent="gemini", pre_event="BeforeTool",
+        post_events=("AfterTool",), timeout=15_000, post_matcher=None,
+    )  # fmt: skip

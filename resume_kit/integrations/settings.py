@@ -41,9 +41,19 @@ SESSION_START_MATCHER = "startup|resume|clear|compact|fork"
 BRIEF_ARGS = "brief --format claude-hook"
 SNAPSHOT_ARGS = "snapshot --quiet --trigger pre-compact"
 STOP_ARGS = "stop-check"
+# The tool hooks (issue 15): `hook-tool pre|post [--agent NAME]`.
+TOOL_PRE_ARGS = "hook-tool pre"
+TOOL_POST_ARGS = "hook-tool post"
+TOOL_MODULE = "resume_kit.integrations.tool_hook"
 # The hooks run `"$RK" ARGS` from the agent's shell: RK is the executable `integrate` ran as
 # (a venv's script works from any shell), or `resume-kit` on PATH once that file is gone.
 _FALLBACK = re.compile(r'RK=(?P<exe>.+); \[ -x "\$RK" \] \|\| RK=resume-kit; "\$RK" (?P<args>.+)')
+# A tool hook runs on every shell call, so it skips the CLI (typer costs ~70 ms a call): the
+# interpreter `integrate` ran with, isolated, runs the hook module; `resume-kit` on PATH if not.
+_FAST = re.compile(
+    r'PY=(?P<py>.+); \[ -x "\$PY" \] && "\$PY" -I -m resume_kit\.integrations\.tool_hook '
+    r"(?P<rest>.+) \|\| resume-kit hook-tool (?P=rest)"
+)
 
 
 def executable() -> str | None:
@@ -63,12 +73,25 @@ def command_line(args: str, exe: str | None) -> str:
     return f'RK={shlex.quote(exe)}; [ -x "$RK" ] || RK=resume-kit; "$RK" {args}'
 
 
+def fast_command_line(args: str, python: str) -> str:
+    """``args`` (``hook-tool …``) run by ``python -I -m`` the hook module, else by PATH."""
+    rest = args.removeprefix("hook-tool ")
+    return (
+        f'PY={shlex.quote(python)}; [ -x "$PY" ] && "$PY" -I -m {TOOL_MODULE} {rest} '
+        f"|| resume-kit hook-tool {rest}"
+    )
+
+
 def command_args(command: str) -> str | None:
-    """The resume-kit arguments of a command line :func:`command_line` wrote, else None."""
+    """The resume-kit arguments of a command line :func:`command_line` (or
+    :func:`fast_command_line`) wrote, else None."""
     if command.startswith("resume-kit "):
         return command[len("resume-kit ") :]
     match = _FALLBACK.fullmatch(command)
-    return match["args"] if match else None
+    if match:
+        return match["args"]
+    fast = _FAST.fullmatch(command)
+    return f"hook-tool {fast['rest']}" if fast else None
 
 
 @dataclass(frozen=True)
@@ -82,9 +105,13 @@ class HookSpec:
     extra: tuple[tuple[str, Any], ...] = ()
     # Arguments an older resume-kit wrote for this hook: such an entry is replaced.
     replaces: tuple[str, ...] = ()
+    # The interpreter that runs a tool hook's module directly (see fast_command_line).
+    python: str | None = None
 
     @property
     def command(self) -> str:
+        if self.python is not None:
+            return fast_command_line(self.args, self.python)
         return command_line(self.args, self.exe)
 
     def hook(self) -> dict[str, Any]:
@@ -110,7 +137,47 @@ POST_COMPACT = HookSpec("PostCompact", BRIEF_ARGS)
 PRE_COMPACT = HookSpec("PreCompact", SNAPSHOT_ARGS)
 STOP = HookSpec("Stop", STOP_ARGS, timeout=600)
 ALL_SPECS = (SESSION_START, POST_COMPACT, PRE_COMPACT, STOP)
-OUR_ARGS = frozenset({BRIEF_ARGS, SNAPSHOT_ARGS, STOP_ARGS})
+TOOL_ARGS = frozenset(
+    f"{args}{suffix}"
+    for args in (TOOL_PRE_ARGS, TOOL_POST_ARGS)
+    for suffix in ("", " --agent codex", " --agent gemini", " --agent cursor")
+)
+OUR_ARGS = frozenset({BRIEF_ARGS, SNAPSHOT_ARGS, STOP_ARGS}) | TOOL_ARGS
+
+
+def tool_python() -> str | None:
+    """This interpreter, when it imports the tool hook isolated (``-I``: no current folder, no
+    PYTHONPATH), as the hook will run it; else None (the hook then calls `resume-kit`)."""
+    import subprocess
+
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-I", "-c", f"import {TOOL_MODULE}"],
+            capture_output=True,
+            timeout=30,
+            stdin=subprocess.DEVNULL,
+            cwd="/",
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return sys.executable if proc.returncode == 0 else None
+
+
+def tool_specs(
+    matcher: str, python: str | None, exe: str | None, agent: str | None = None,
+    post_events: tuple[str, ...] = ("PostToolUse",), pre_event: str = "PreToolUse",
+    timeout: int = 15, post_matcher: str | None = "",
+) -> list[HookSpec]:  # fmt: skip
+    """The before- and after-tool hooks: one before event, one or more after events
+    (``post_matcher`` "" means the same matcher, None every tool)."""
+    suffix = f" --agent {agent}" if agent else ""
+    pre = HookSpec(pre_event, TOOL_PRE_ARGS + suffix, matcher, timeout, exe, python=python)
+    after = matcher if post_matcher == "" else post_matcher
+    posts = [
+        HookSpec(event, TOOL_POST_ARGS + suffix, after, timeout, exe, python=python)
+        for event in post_events
+    ]
+    return [pre, *posts]
 
 
 class SettingsError(ResumeKitError):

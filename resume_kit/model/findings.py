@@ -22,6 +22,8 @@ SEVERITY: dict[str, Severity] = {
     "LOG_ERRORS": "warn",
     "SIDE_EFFECT_UNKNOWN": "warn",
     "TRANSCRIPT_DISAGREES": "warn",
+    "REPEATED_CALLS": "warn",  # the same call failed the same way three times running
+    "NO_PROGRESS": "error",  # compactions, sessions or tokens passed with nothing verified
     "PROGRESS_INVALID": "error",
     "SNAPSHOT_NOTE": "info",
 }

@@ -42,7 +42,9 @@ UNIT_KEYS = (
 )
 EVIDENCE_KEYS = ("verified_at", "commit", "dirty", "fingerprint", "duration_s", "log")
 FAILURE_KEYS = ("at", "exit_code", "signature", "repeats", "excerpt", "state", "reruns")
-ACTION_KEYS = ("key", "description", "status", "at")
+ACTION_KEYS = ("key", "description", "status", "at", "attempts")
+ATTEMPT_KEYS = ("status", "at", "session", "command", "call", "result")
+ActionStatus = Literal["success", "unknown", "failed"]
 
 
 @dataclass
@@ -88,11 +90,59 @@ class Unit:
 
 
 @dataclass
+class Attempt:
+    """One time a side effect was tried: by a person (``action record``) or seen by a tool hook."""
+
+    status: ActionStatus
+    at: str | None = None
+    session: str | None = None  # the agent session that ran it
+    command: str | None = None  # the command line, redacted
+    call: str | None = None  # the agent's tool-call id: the after-event finds its attempt by it
+    result: str | None = None  # what the after-event said (``exit 1``), redacted, one line
+
+
+@dataclass
 class Action:
+    """A ledger entry: a key and every attempt, oldest first. ``status`` and ``at`` are the
+    newest attempt's (a file written before attempts existed has only those)."""
+
     key: str
     description: str
-    status: Literal["success", "unknown", "failed"] = "success"
+    status: ActionStatus = "success"
     at: str | None = None
+    attempts: list[Attempt] = field(default_factory=list)
+
+    def history(self) -> list[Attempt]:
+        """Every attempt; an entry from before attempts were kept counts as its one attempt."""
+        return self.attempts or [Attempt(self.status, self.at)]
+
+    def last_success(self) -> Attempt | None:
+        return next((a for a in reversed(self.history()) if a.status == "success"), None)
+
+    def add(self, attempt: Attempt) -> None:
+        """Append ``attempt``; ``status`` and ``at`` follow it."""
+        if not self.attempts:
+            self.attempts.append(Attempt(self.status, self.at))  # keep the old single record
+        self.attempts.append(attempt)
+        self.refresh()
+
+    def refresh(self) -> None:
+        """``status`` and ``at`` from the newest attempt (after one was changed in place)."""
+        if self.attempts:
+            self.status, self.at = self.attempts[-1].status, self.attempts[-1].at
+
+
+def record_attempt(progress: Progress, key: str, attempt: Attempt, description: str = "") -> Action:
+    """Append ``attempt`` to the entry ``key`` (created when new); the entry."""
+    action = next((a for a in progress.actions if a.key == key), None)
+    if action is None:
+        action = Action(key=key, description=description, status=attempt.status, at=attempt.at)
+        progress.actions.append(action)
+        action.attempts.append(attempt)
+    else:
+        action.description = description or action.description
+        action.add(attempt)
+    return action
 
 
 @dataclass

@@ -10,12 +10,15 @@ file may point outside the work tree.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from resume_kit.core.activity import Limits
 from resume_kit.core.escape import escape_controls
 from resume_kit.core.inert import clip
+from resume_kit.core.side_effects import MODES, Pattern
 from resume_kit.infra.errors import ConfigError
 from resume_kit.infra.paths import Layout
 
@@ -32,10 +35,12 @@ REPO_BOUNDS: dict[str, tuple[float, float]] = {
 }
 # Keys only the user's own config sets (a repository's "summarize: off" is obeyed: it only
 # turns the network off).
-USER_ONLY = ("summarize", "summarize_model")
+USER_ONLY = ("summarize", "summarize_model", "side_effect_modes", "no_progress")
 _KEY_NAMES = {
     "brief_max_tokens": "brief.max_tokens",
     "verify_timeout_s": "verify.timeout_s",
+    "side_effect_modes": "side_effects.on_repeat",
+    "no_progress": "no_progress",
 }
 
 
@@ -49,6 +54,12 @@ class Config:
     transcripts: tuple[str, ...] = TRANSCRIPT_KINDS
     summarize: str = "off"
     summarize_model: str = DEFAULT_SUMMARIZE_MODEL
+    # side_effects.patterns (the user's, then the repository's: a repository adds, never
+    # removes) and side_effects.on_repeat (rule -> ask | deny | warn, "default" for the rest)
+    side_effect_patterns: tuple[Pattern, ...] = ()
+    side_effect_modes: tuple[tuple[str, str], ...] = ()
+    # no_progress: {compactions, sessions, tokens}: the meter's limits (core/activity.Limits)
+    no_progress: Limits = field(default_factory=Limits)
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -160,6 +171,23 @@ def parse_values(raw: Any, name: str = "config.yaml") -> dict[str, Any]:
                     f"{name}: summarize must be one of {', '.join(SUMMARIZE_MODES)}, not {_shown(value)}"
                 )
             values["summarize"] = mode
+        elif key == "side_effects":
+            _side_effects(values, value, name)
+        elif key == "no_progress":
+            if not isinstance(value, dict):
+                raise ConfigError(
+                    f"{name}: no_progress must be a mapping",
+                    hint="e.g. no_progress: {compactions: 3, sessions: 4, tokens: 3000000}",
+                )
+            limits: dict[str, int] = {}
+            for sub, item in value.items():
+                if sub not in ("compactions", "sessions", "tokens"):
+                    raise ConfigError(
+                        f"{name}: unknown key 'no_progress.{_name(sub)}'",
+                        hint="known: no_progress.compactions, .sessions, .tokens",
+                    )
+                limits[sub] = _positive(item, f"no_progress.{sub}", int, name)
+            values["no_progress"] = Limits(**limits)
         elif key == "summarize_model":
             if not isinstance(value, str) or not value:
                 raise ConfigError(f"{name}: summarize_model must be a model name")
@@ -168,9 +196,65 @@ def parse_values(raw: Any, name: str = "config.yaml") -> dict[str, Any]:
             raise ConfigError(
                 f"{name}: unknown key '{_name(key)}'",
                 hint="known keys: logs, artifacts, keep_snapshots, brief.max_tokens, "
-                "verify.timeout_s, transcripts, summarize, summarize_model",
+                "verify.timeout_s, transcripts, summarize, summarize_model, side_effects, no_progress",
             )
     return values
+
+
+def _mode(value: Any, key: str, name: str) -> str:
+    if value not in MODES:
+        raise ConfigError(f"{name}: {key} must be one of {', '.join(MODES)}, not {_shown(value)}")
+    return str(value)
+
+
+def _side_effects(values: dict[str, Any], value: Any, name: str) -> None:
+    """``side_effects: {patterns: [GLOB | {pattern, name, on_repeat}], on_repeat: MODE |
+    {RULE: MODE}}`` into ``side_effect_patterns`` and ``side_effect_modes``."""
+    if not isinstance(value, dict):
+        raise ConfigError(
+            f"{name}: side_effects must be a mapping",
+            hint="e.g. side_effects: {patterns: ['./release.sh*'], on_repeat: ask}",
+        )
+    for sub, item in value.items():
+        if sub == "patterns":
+            if not isinstance(item, list):
+                raise ConfigError(f"{name}: side_effects.patterns must be a list")
+            values["side_effect_patterns"] = tuple(_pattern(p, name) for p in item)
+        elif sub == "on_repeat":
+            modes = item if isinstance(item, dict) else {"default": item}
+            values["side_effect_modes"] = tuple(
+                (str(rule), _mode(mode, f"side_effects.on_repeat.{_name(rule)}", name))
+                for rule, mode in modes.items()
+            )
+        else:
+            raise ConfigError(
+                f"{name}: unknown key 'side_effects.{_name(sub)}'",
+                hint="known: side_effects.patterns, side_effects.on_repeat",
+            )
+
+
+def _pattern(raw: Any, name: str) -> Pattern:
+    if isinstance(raw, str) and raw.strip():
+        return Pattern(raw)
+    if isinstance(raw, dict) and isinstance(raw.get("pattern"), str) and raw["pattern"].strip():
+        unknown = set(raw) - {"pattern", "name", "on_repeat"}
+        if unknown:
+            raise ConfigError(
+                f"{name}: unknown key 'side_effects.patterns.{_name(sorted(map(str, unknown))[0])}'",
+                hint="known: pattern, name, on_repeat",
+            )
+        label = raw.get("name", "custom")
+        if not isinstance(label, str) or not re.fullmatch(r"[a-z0-9][a-z0-9._-]{0,39}", label):
+            raise ConfigError(
+                f"{name}: side_effects pattern name {_shown(label)} is not a short id"
+            )
+        mode = raw.get("on_repeat")
+        return Pattern(
+            raw["pattern"], label, None if mode is None else _mode(mode, "on_repeat", name)
+        )
+    raise ConfigError(
+        f"{name}: side_effects.patterns: {_shown(raw)} is not a glob or a {{pattern: GLOB}} mapping"
+    )
 
 
 MAX_CONFIG_BYTES = 1024 * 1024  # a settings file is a few lines; never parse megabytes of it
@@ -230,7 +314,7 @@ def repo_values(values: dict[str, Any], user_file: Path) -> tuple[dict[str, Any]
     changed: list[str] = []
     for key, value in values.items():
         if key in USER_ONLY and not (key == "summarize" and value == "off"):
-            ignored.append(key)
+            ignored.append(_KEY_NAMES.get(key, key))
             continue
         if key in REPO_BOUNDS:
             low, high = REPO_BOUNDS[key]
@@ -257,7 +341,11 @@ def load(layout: Layout) -> Config:
     user_file = user_config_file()
     values = _read(user_file, str(user_file), follow=True)
     repo, notes = repo_values(_read(layout.config, "config.yaml", follow=False), user_file)
+    mine: tuple[Pattern, ...] = values.get("side_effect_patterns", ())
+    theirs: tuple[Pattern, ...] = repo.pop("side_effect_patterns", ())
     values.update(repo)
+    # a repository adds patterns (at the default mode: its on_repeat is not its to set)
+    values["side_effect_patterns"] = mine + tuple(replace(p, mode=None) for p in theirs)
     if notes:
         line = f".resume-kit/config.yaml: {'; '.join(notes)}"
         if line not in _NOTED:

@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from resume_kit.infra.errors import ProgressFileError
-from resume_kit.model.progress import Progress, Unit
+from resume_kit.model.progress import Action, Progress, Unit
 from resume_kit.progress_file.validate import plain_value
 
 
@@ -66,6 +66,19 @@ def _as_yaml_value(value: Any) -> Any:
     return value
 
 
+def action_data(action: Action) -> dict[str, Any]:
+    """A ledger entry as plain data: unset fields left out, attempts only when kept."""
+    data: dict[str, Any] = {"key": action.key, "description": action.description}
+    data["status"] = action.status
+    if action.at is not None:
+        data["at"] = action.at
+    if action.attempts:
+        data["attempts"] = [
+            {k: v for k, v in vars(attempt).items() if v is not None} for attempt in action.attempts
+        ]
+    return data
+
+
 def to_data(progress: Progress) -> dict[str, Any]:
     """The plain data a Progress writes, in SPEC key order, empty optional keys left out."""
 
@@ -113,9 +126,7 @@ def to_data(progress: Progress) -> dict[str, Any]:
         "units": [unit_data(u) for u in progress.units],
     }
     if progress.actions:
-        data["actions"] = [
-            {k: v for k, v in vars(a).items() if v is not None} for a in progress.actions
-        ]
+        data["actions"] = [action_data(a) for a in progress.actions]
     if progress.notes is not None:
         data["notes"] = progress.notes
     return data

@@ -15,6 +15,7 @@ from resume_kit.infra.errors import ProgressFileError
 from resume_kit.model.progress import (
     ACTION_KEYS,
     ACTION_STATUSES,
+    ATTEMPT_KEYS,
     EVIDENCE_KEYS,
     FAILURE_KEYS,
     ID_PATTERN,
@@ -24,6 +25,8 @@ from resume_kit.model.progress import (
     TOP_KEYS,
     UNIT_KEYS,
     Action,
+    ActionStatus,
+    Attempt,
     Evidence,
     LastFailure,
     Progress,
@@ -332,7 +335,40 @@ def _action(raw: Any, index: int, problems: _Problems) -> Action | None:
         ),
         status=cast(Literal["success", "unknown", "failed"], status),
         at=None if at is None else _scalar(at, f"{label}: at", _line_of(raw, "at"), problems),
+        attempts=_attempts(raw, label, problems),
     )
+
+
+def _attempts(raw: dict[str, Any], label: str, problems: _Problems) -> list[Attempt]:
+    items = raw.get("attempts")
+    if items is None:
+        return []
+    if not isinstance(items, list):
+        problems.add(_line_of(raw, "attempts"), f"{label}: attempts must be a list")
+        return []
+    found: list[Attempt] = []
+    for index, item in enumerate(items):
+        where = f"{label}: attempts[{index}]"
+        if not isinstance(item, dict):
+            problems.add(_line_of(raw, "attempts"), f"{where} must be a mapping")
+            continue
+        for key in item:
+            if key not in ATTEMPT_KEYS:
+                problems.add(_line_of(item, key), f"{where}: unknown key '{_shown(key)}'")
+        status = item.get("status")
+        if not isinstance(status, str) or status not in ACTION_STATUSES:
+            problems.add(
+                _line_of(item, "status"),
+                f"{where}: status must be one of {', '.join(ACTION_STATUSES)}",
+            )
+            status = "unknown"
+        fields = {
+            name: _scalar(item[name], f"{where}: {name}", _line_of(item, name), problems)
+            for name in ATTEMPT_KEYS[1:]
+            if item.get(name) is not None
+        }
+        found.append(Attempt(cast(ActionStatus, status), **fields))
+    return found
 
 
 def _check_graph(units: list[Unit], problems: _Problems) -> None:
@@ -609,7 +645,19 @@ def _action_from_cache(raw: Any) -> Action | None:
         or (at is not None and type(at) is not str)
     ):
         return None
-    return Action(key, description, cast(Literal["success", "unknown", "failed"], status), at)
+    if "attempts" in raw and type(raw["attempts"]) is not list:
+        return None
+    attempts: list[Attempt] = []
+    for item in raw.get("attempts", ()):
+        if (
+            type(item) is not dict
+            or not item.keys() <= _ATTEMPT_KEY_SET
+            or item.get("status") not in ACTION_STATUSES
+            or any(type(item.get(k, "")) is not str for k in ATTEMPT_KEYS[1:])
+        ):
+            return None
+        attempts.append(Attempt(**item))
+    return Action(key, description, cast(ActionStatus, status), at, attempts)
 
 
 _UNIT_KEY_SET = frozenset(UNIT_KEYS)
@@ -617,6 +665,7 @@ _EVIDENCE_KEY_SET = frozenset(EVIDENCE_KEYS)
 _FAILURE_KEY_SET = frozenset(FAILURE_KEYS)
 _FAILURE_BASE_KEYS = frozenset(("at", "exit_code", "signature", "repeats", "excerpt"))
 _ACTION_KEY_SET = frozenset(ACTION_KEYS)
+_ATTEMPT_KEY_SET = frozenset(ATTEMPT_KEYS)
 
 
 def model_from_cache(data: Any) -> Progress | None:

@@ -70,6 +70,10 @@ def test_merge_keeps_everything_else_is_idempotent_and_removes_cleanly(repo: Pat
         "SessionStart": ["resume-kit brief --format claude-hook"],
         "PostCompact": ["resume-kit brief --format claude-hook"],
         "PreCompact": ["resume-kit snapshot --quiet --trigger pre-compact"],
+        # the side-effect ledger's tool hooks (issue 15)
+        "PreToolUse": ["resume-kit hook-tool pre"],
+        "PostToolUse": ["resume-kit hook-tool post"],
+        "PostToolUseFailure": ["resume-kit hook-tool post"],
     }
     ours = merged["hooks"]["SessionStart"][-1]
     assert ours["matcher"] == "startup|resume|clear|compact|fork"
@@ -83,7 +87,9 @@ def test_merge_keeps_everything_else_is_idempotent_and_removes_cleanly(repo: Pat
         "allow": ORIGINAL["permissions"]["allow"],
         "deny": [*ORIGINAL["permissions"]["deny"], *DENY_RULES],
     }
-    assert merged["hooks"]["PreToolUse"] == ORIGINAL["hooks"]["PreToolUse"]
+    pre_tool = ORIGINAL["hooks"]["PreToolUse"]
+    assert merged["hooks"]["PreToolUse"][: len(pre_tool)] == pre_tool
+    assert merged["hooks"]["PreToolUse"][-1]["matcher"] == "Bash|mcp__.*"
     assert merged["hooks"]["SessionStart"][0] == ORIGINAL["hooks"]["SessionStart"][0]
 
     second = run_cli("integrate", "claude", cwd=repo)
@@ -102,7 +108,10 @@ def test_a_file_we_created_goes_away_on_remove(repo: Path) -> None:
     assert run_cli("integrate", "claude", "--stop-verify", cwd=repo).code == 0
     path = repo / ".claude" / "settings.json"
     data = json.loads(path.read_text())
-    assert set(our_commands(data)) == {"SessionStart", "PostCompact", "PreCompact", "Stop"}
+    assert set(our_commands(data)) == {
+        "SessionStart", "PostCompact", "PreCompact", "Stop",
+        "PreToolUse", "PostToolUse", "PostToolUseFailure",
+    }  # fmt: skip
     assert our_commands(data)["Stop"] == ["resume-kit stop-check"]
     assert run_cli("integrate", "claude", "--remove", cwd=repo).code == 0
     assert not path.exists()
@@ -178,6 +187,8 @@ def test_codex_hooks_file(repo: Path) -> None:
         "Stop": ["resume-kit stop-check"],
         "SessionStart": ["resume-kit brief --format claude-hook --max-tokens 1800"],
         "PreCompact": ["resume-kit snapshot --quiet --trigger pre-compact"],
+        "PreToolUse": ["resume-kit hook-tool pre --agent codex"],
+        "PostToolUse": ["resume-kit hook-tool post --agent codex"],
     }
     # point 11: the limit Codex spills context above is explicit, the brief asks for less
     assert data["hooks"]["SessionStart"][0]["hooks"][0]["additionalContextLimit"] == 2500

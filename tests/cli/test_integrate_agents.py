@@ -109,7 +109,10 @@ def test_claude_local_writes_settings_local_json(repo: Path) -> None:
     result = run_cli("integrate", "claude", "--local", cwd=repo)
     assert result.code == 0, result.stderr
     local = repo / ".claude" / "settings.local.json"
-    assert set(hooks_of(local)) == {"SessionStart", "PostCompact", "PreCompact"}
+    assert set(hooks_of(local)) == {
+        "SessionStart", "PostCompact", "PreCompact", "PreToolUse", "PostToolUse",
+        "PostToolUseFailure",
+    }  # fmt: skip
     assert not (repo / ".claude" / "settings.json").exists()
     assert run_cli("integrate", "claude", "--local", "--remove", cwd=repo).code == 0
     assert not local.exists()
@@ -175,7 +178,16 @@ def test_gemini_settings(repo: Path) -> None:
     data = json.loads(path.read_text())
     assert data["theme"] == "Dracula"
     hooks = data["hooks"]
-    assert hooks["BeforeTool"] == original["hooks"]["BeforeTool"]
+    assert hooks["BeforeTool"][0] == original["hooks"]["BeforeTool"][0]
+    # issue 15's tool hooks: before the shell and MCP tools, after every tool (the loop guard)
+    for event, args, matcher in (
+        ("BeforeTool", "pre", "run_shell_command|mcp_.*"),
+        ("AfterTool", "post", None),
+    ):
+        (ours,) = [g for g in hooks[event] if g.get("matcher") == matcher]
+        command = ours["hooks"][0]["command"]
+        assert merge.command_args(command) == f"hook-tool {args} --agent gemini"
+        assert ours["hooks"][0]["timeout"] == 15_000
     start = hooks["SessionStart"][0]
     assert start["matcher"] == "startup|resume|clear"
     assert start["hooks"][0]["timeout"] == 30_000  # milliseconds
@@ -327,7 +339,11 @@ def test_cursor_hooks_and_rules(repo: Path) -> None:
 def test_cursor_from_nothing_and_back(repo: Path) -> None:
     assert run_cli("integrate", "cursor", cwd=repo).code == 0
     data = json.loads((repo / ".cursor" / "hooks.json").read_text())
-    assert list(data) == ["version", "hooks"] and list(data["hooks"]) == ["preCompact"]
+    assert list(data) == ["version", "hooks"]
+    assert list(data["hooks"]) == ["preCompact", "beforeShellExecution", "afterShellExecution"]
+    assert data["hooks"]["beforeShellExecution"] == [
+        {"command": merge.command_line("hook-tool pre --agent cursor", merge.executable())}
+    ]
     assert run_cli("integrate", "cursor", "--remove", cwd=repo).code == 0
     assert not (repo / ".cursor" / "hooks.json").exists()
 

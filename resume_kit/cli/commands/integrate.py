@@ -65,7 +65,11 @@ def claude(user: bool, remove: bool, stop_verify: bool, local: bool = False) -> 
 
         root = find_layout().root
         path = (claude_paths.local_settings if local else claude_paths.project_settings)(root)
-    specs = settings.specs_for(stop_verify, settings.executable())
+    exe = settings.executable()
+    specs = [
+        *settings.specs_for(stop_verify, exe),
+        *claude_paths.tool_specs(None if remove else settings.tool_python(), exe),
+    ]
     where = _shown(path, root)
     if remove:
         denied = claude_paths.remove_deny_rules(path, root)
@@ -87,7 +91,9 @@ def codex(remove: bool, stop_verify: bool) -> int:
     from resume_kit.integrations import codex as codex_paths
 
     root = find_layout().root
-    specs = codex_paths.specs(stop_verify, settings.executable())
+    exe = settings.executable()
+    python = None if remove else settings.tool_python()
+    specs = [*codex_paths.specs(stop_verify, exe), *codex_paths.tool_specs(python, exe)]
     code = _apply(codex_paths.project_hooks(root), root, remove, specs, project=True)
     if not remove:
         for line in codex_paths.REQUIREMENTS:
@@ -100,7 +106,9 @@ def gemini(remove: bool, stop_verify: bool) -> int:
     from resume_kit.integrations import gemini as gemini_paths
 
     root = find_layout().root
-    specs = gemini_paths.specs(settings.executable(), stop_verify)
+    exe = settings.executable()
+    python = None if remove else settings.tool_python()
+    specs = [*gemini_paths.specs(exe, stop_verify), *gemini_paths.tool_specs(python, exe)]
     return _apply(gemini_paths.project_settings(root), root, remove, specs, project=True)
 
 
@@ -157,21 +165,25 @@ def stop_check() -> int:
     if payload.get("stop_hook_active") is True:
         return 0  # we already blocked once in this turn: let the agent stop
     try:
-        return _stop_check(payload.get("cwd"))
+        return _stop_check(payload.get("cwd"), payload.get("session_id"))
     except Exception as exc:  # fail-open, whatever went wrong
         message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
         say(f"stop-check skipped: {message.splitlines()[0]}")
         return 0
 
 
-def _stop_check(cwd: str | None) -> int:
+def _stop_check(cwd: str | None, session: str | None = None) -> int:
     from resume_kit.infra.paths import find_layout
+    from resume_kit.integrations.meter import stop_report
     from resume_kit.runner.unitcheck import check_in_progress, describe_failure
 
     start = Path(cwd) if cwd and Path(cwd).is_dir() else None
     layout = find_layout(start)
     if not layout.progress.is_file():
         return 0
+    report = stop_report(layout, session)  # no progress: report once, then let it end
+    if report is not None:
+        return _block(report) if report else 0
     check = check_in_progress(layout)
     if check.outcome == "untrusted":
         say(
@@ -181,7 +193,10 @@ def _stop_check(cwd: str | None) -> int:
         return 0
     if check.outcome != "failed":
         return 0
-    decision = {"decision": "block", "reason": describe_failure(check)}
-    sys.stdout.write(json.dumps(decision, ensure_ascii=False) + "\n")
+    return _block(describe_failure(check))
+
+
+def _block(reason: str) -> int:
+    sys.stdout.write(json.dumps({"decision": "block", "reason": reason}, ensure_ascii=False) + "\n")
     sys.stdout.flush()
     return 0

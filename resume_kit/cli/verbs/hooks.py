@@ -14,7 +14,7 @@ hook_app = typer.Typer(
     help="Git hooks: post-commit snapshots and Resume-Unit trailers.", no_args_is_help=True
 )
 integrate_app = typer.Typer(
-    help="Agent hooks for Claude Code, Codex CLI and Gemini CLI; an AGENTS.md block.",
+    help="Agent hooks for Claude Code, Codex CLI, Gemini CLI, Cursor and Copilot CLI; Aider's brief file; an AGENTS.md block.",
     no_args_is_help=True,
 )
 RemoveOpt = Annotated[bool, typer.Option("--remove", help="Remove our hooks again.")]
@@ -159,3 +159,19 @@ def stop_check() -> None:
     from resume_kit.cli.commands import integrate as cmd
 
     exit_with(cmd.stop_check())
+
+
+@app.command("hook-tool", hidden=True)
+def hook_tool(
+    phase: Annotated[
+        str,
+        typer.Argument(metavar="PHASE", click_type=PLAIN, help="pre (before the call) or post."),
+    ],
+    agent: Annotated[
+        str, typer.Option("--agent", metavar="NAME", help="claude, codex, gemini or cursor.")
+    ] = "claude",
+) -> None:
+    """Tool-hook entry point (internal): record side effects, ask before repeating one."""
+    from resume_kit.integrations import tool_hook
+
+    exit_with(tool_hook.main([phase, "--agent", agent]))

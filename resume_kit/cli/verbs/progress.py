@@ -195,3 +195,24 @@ def action_list(json_out: JsonOpt = False) -> None:
     from resume_kit.cli.commands import action as cmd
 
     exit_with(cmd.list_actions(json_out))
+
+
+KeyArg = Annotated[
+    str, typer.Argument(metavar="KEY", click_type=PLAIN, help="The side effect's key.")
+]
+
+
+@action_app.command("check")
+def action_check(key: KeyArg) -> None:
+    """Exit 0 when KEY never succeeded, 1 when it did (for scripts, before acting)."""
+    from resume_kit.cli.commands import action as cmd
+
+    exit_with(cmd.check(key))
+
+
+@action_app.command("forget")
+def action_forget(key: KeyArg) -> None:
+    """Remove KEY from the ledger, every attempt (a person's decision to allow it again)."""
+    from resume_kit.cli.commands import action as cmd
+
+    exit_with(cmd.forget(key))

@@ -1,0 +1,123 @@
+"""The activity log of one work tree: the agent's recent tool calls (the loop guard) and its
+session starts, resumes and compactions (the no-progress meter), in the user's cache folder
+(``activity/<sha256 of the work tree's path>.json``), never in the repository: a clone must not
+ship a forged history. Bounded; a write replaces the file atomically (two hooks at once may
+lose a record: a heuristic's input, not the ledger)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from resume_kit.core.activity import Activity, CallRecord, Limits, MeterEvent
+from resume_kit.infra.cachedir import ensure_private, sha256_hex, user_cache_root
+
+MAX_CALLS = 30
+MAX_EVENTS = 200
+MAX_BYTES = 1 << 20
+
+
+def log_path(root: str) -> Path:
+    digest = sha256_hex(os.path.realpath(root).encode("utf-8", "surrogateescape"))
+    return Path(user_cache_root()) / "activity" / f"{digest[:32]}.json"
+
+
+def read(root: str) -> dict[str, Any]:
+    """The log's data (``calls``, ``events``, ``stops``); empty lists when absent or unusable."""
+    from resume_kit.infra.safefs import read_regular
+
+    data: Any = {}
+    with contextlib.suppress(OSError, ValueError, UnicodeDecodeError):
+        data = json.loads(read_regular(log_path(root), MAX_BYTES, follow=False).decode("utf-8"))
+    if not isinstance(data, dict):
+        data = {}
+    return {
+        key: v if isinstance(v := data.get(key), list) else []
+        for key in ("calls", "events", "stops")
+    }
+
+
+def _write(root: str, data: dict[str, Any]) -> None:
+    from resume_kit.infra.store import atomic_write
+
+    path = log_path(root)
+    ensure_private(str(path.parent))
+    atomic_write(path, json.dumps(data, ensure_ascii=False), mode=0o600)
+
+
+def calls(root: str) -> list[CallRecord]:
+    found: list[CallRecord] = []
+    for raw in read(root)["calls"]:
+        with contextlib.suppress(TypeError, ValueError):
+            record = CallRecord(**raw)
+            if all(
+                isinstance(getattr(record, f), str)
+                for f in ("sig", "result", "shown", "error", "at")
+            ):
+                found.append(record)
+    return found
+
+
+def events(root: str) -> list[MeterEvent]:
+    found: list[MeterEvent] = []
+    for raw in read(root)["events"]:
+        with contextlib.suppress(TypeError, ValueError):
+            event = MeterEvent(**raw)
+            if isinstance(event.at, str) and isinstance(event.kind, str):
+                found.append(event)
+    return found
+
+
+def add_call(root: str, record: CallRecord) -> None:
+    data = read(root)
+    data["calls"] = [*data["calls"], asdict(record)][-MAX_CALLS:]
+    _write(root, data)
+
+
+def add_event(root: str, event: MeterEvent) -> None:
+    data = read(root)
+    data["events"] = [*data["events"], asdict(event)][-MAX_EVENTS:]
+    _write(root, data)
+
+
+def stopped_once(root: str, session: str, since: str | None) -> bool:
+    """Whether the Stop hook already blocked ``session`` for this lack of progress (since the
+    same last verification); records it when not, so the next Stop lets the session end."""
+    data = read(root)
+    mark = {"session": session, "since": since}
+    if mark in data["stops"]:
+        return True
+    data["stops"] = [*data["stops"], mark][-MAX_EVENTS:]
+    _write(root, data)
+    return False
+
+
+SESSION_SOURCES = ("startup", "resume", "compact", "clear")
+
+
+def for_brief(
+    root: str, hook_input: dict[str, Any] | None, snapshot: Any, limits: Limits
+) -> Activity:
+    """The activity reconcile judges for a brief; a SessionStart hook's start, resume or
+    compaction is added to the meter first (with the session's transcript tokens)."""
+    from resume_kit.model.progress import now_iso
+
+    transcript = snapshot.get("transcript") if isinstance(snapshot, dict) else None
+    transcript = transcript if isinstance(transcript, dict) else {}
+    session = (hook_input or {}).get("session_id") or transcript.get("session_id")
+    session = session if isinstance(session, str) else None
+    total = (transcript.get("tokens") or {}).get("total")
+    tokens = total if isinstance(total, int) and not isinstance(total, bool) else None
+    source = (hook_input or {}).get("source")
+    if source in SESSION_SOURCES and (hook_input or {}).get("hook_event_name") in (
+        None,
+        "SessionStart",
+    ):
+        with contextlib.suppress(OSError):
+            add_event(root, MeterEvent(now_iso(), str(source), session, tokens))
+    now = {session: tokens} if session is not None and tokens is not None else {}
+    return Activity(tuple(calls(root)), session, tuple(events(root)), now, limits)
