@@ -96,6 +96,7 @@ SLOW_TESTS = frozenset(
         "tests/e2e/test_imports.py::test_snapshot",
         "tests/e2e/test_imports.py::test_status",
         "tests/e2e/test_imports.py::test_wrapper_sees_what_a_command_imports",
+        "tests/e2e/test_merge_driver.py::test_git_merge_of_divergent_progress_files_keeps_both_verified_units",
         "tests/e2e/test_unit_claim.py::test_a_unit_being_verified_is_not_started_twice",
         "tests/e2e/test_unit_claim.py::test_the_command_of_a_killed_verify_keeps_its_unit_claimed",
         "tests/unit/test_batch_store.py::test_checkpoints_write_the_same_bytes_as_a_full_save",

@@ -72,3 +72,24 @@ def leases(
     from resume_kit.cli.commands import leases as cmd
 
     exit_with(cmd.list_leases(remote, offline, json_out))
+
+
+@app.command("merge-driver", hidden=True)
+def merge_driver(
+    base: Annotated[
+        str, typer.Argument(metavar="BASE", click_type=PLAIN, help="The common ancestor (%O).")
+    ],
+    ours: Annotated[
+        str, typer.Argument(metavar="OURS", click_type=PLAIN, help="Our side, the result (%A).")
+    ],
+    theirs: Annotated[
+        str, typer.Argument(metavar="THEIRS", click_type=PLAIN, help="Their side (%B).")
+    ],
+    marker_size: Annotated[
+        str, typer.Argument(metavar="SIZE", click_type=PLAIN, help="Conflict marker size (%L).")
+    ] = "7",
+) -> None:
+    """git's merge driver for progress.yaml (`hook install` registers it): merges by unit."""
+    from resume_kit.cli.commands import merge_driver as cmd
+
+    exit_with(cmd.run(base, ours, theirs, int(marker_size) if marker_size.isdigit() else 7))
