@@ -15,9 +15,10 @@ import contextlib
 import json
 import os
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from resume_kit.core.leases import (
     DEFAULT_TTL_S,
@@ -33,14 +34,18 @@ from resume_kit.infra.errors import EXIT_LEASED, ResumeKitError
 from resume_kit.infra.gitcmd import run_git_bytes
 from resume_kit.infra.gitremote import local_args, run_remote
 from resume_kit.infra.paths import Layout
+from resume_kit.model.progress import Progress, Unit
 
-Outcome = Literal["taken", "renewed", "took_over", "held"]
+if TYPE_CHECKING:
+    from resume_kit.runner.verify import Outcome
+
+ClaimOutcome = Literal["taken", "renewed", "took_over", "held"]
 _ATTEMPTS = 5
 
 
 @dataclass(frozen=True)
 class ClaimResult:
-    outcome: Outcome
+    outcome: ClaimOutcome
     unit: str
     where: str  # "local" or the remote's name
     lease: Lease | None  # ours when taken/renewed/took_over; the other holder's when held
@@ -271,7 +276,7 @@ def claim(
             else _cas_local(layout, _lease_ref(unit), new, oid)
         )
         if applied:
-            outcomes: dict[str, Outcome] = {
+            outcomes: dict[str, ClaimOutcome] = {
                 "free": "taken",
                 "ours": "renewed",
                 "expired": "took_over",
@@ -353,3 +358,98 @@ def leased_error(result: ClaimResult) -> ResumeKitError:
         hint="pick another unit (`resume-kit leases`), or wait for the lease to expire",
         exit_code=EXIT_LEASED,
     )
+
+
+# ----------------------------------------------------------------- while a unit is verified
+
+
+@contextlib.contextmanager
+def renewing(layout: Layout, unit: str) -> Iterator[None]:
+    """While verify-next or run works on ``unit``: when this holder leases it, renew the lease
+    now and every third of its ttl, in a daemon thread; nothing when it holds no lease.
+    Fail-open: a renewal that cannot reach the remote is retried at the next tick."""
+    import threading
+
+    mine = [i for i in known_leases(layout) if i.unit == unit and i.lease is not None]
+    mine = [i for i in mine if i.lease is not None and i.lease.holder.same(this_holder(layout))]
+    if not mine:
+        yield
+        return
+    item = mine[0]
+    assert item.lease is not None
+    ttl, remote = item.lease.ttl_s, None if item.source == "local" else item.source
+    stop = threading.Event()
+
+    def renew() -> None:
+        while True:
+            with contextlib.suppress(Exception):
+                claim(layout, unit, remote, ttl)
+            if stop.wait(max(ttl / 3, 0.5)):
+                return
+
+    thread = threading.Thread(target=renew, name=f"lease-{unit}", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(timeout=NETWORK_JOIN_S)
+
+
+NETWORK_JOIN_S = 5.0
+
+
+def release_after_pass(layout: Layout, unit: str) -> str | None:
+    """Release this holder's lease on ``unit`` once its evidence is recorded; the note to print
+    (None when it held no lease). Fail-open: the lease then simply expires."""
+    where = ours(layout).get(unit)
+    if where is None:
+        return None
+    try:
+        state = release(layout, unit, None if where == "local" else where)
+    except ResumeKitError as exc:
+        return f"the lease on {unit} stays until it expires: {exc.message}"
+    return f"released the lease on {unit}" if state == "released" else None
+
+
+def pick_unleased(
+    layout: Layout, progress: Progress, unit_id: str | None, report: Callable[[str], None]
+) -> Unit | None:
+    """``pick_next`` past the units someone else leases, each skipped one reported; exit 5
+    when ``unit_id`` names a unit someone else leases."""
+    from resume_kit.model.progress import pick_next, ready_units
+
+    leased = held_by_others(layout)
+    if unit_id is not None:
+        if unit_id in leased:
+            progress.require_unit(unit_id)
+            raise leased_error(ClaimResult("held", unit_id, "a lease", leased[unit_id]))
+        return pick_next(progress, unit_id)
+    for unit in ready_units(progress):
+        if unit.id not in leased:
+            return unit
+        report("skipped " + held_message(ClaimResult("held", unit.id, "a lease", leased[unit.id])))
+    return None
+
+
+def verify_leased(
+    layout: Layout,
+    unit: Unit,
+    timeout_s: float,
+    report: Callable[[str], None],
+    stop: Any,
+    on_tick: Any,
+) -> Outcome:
+    """``verify_unit`` with this holder's lease on the unit renewed meanwhile and released
+    once the pass is recorded (the line saying so goes to ``report``)."""
+    from resume_kit.runner.verify import verify_unit
+
+    with renewing(layout, unit.id):
+        outcome = verify_unit(layout, unit, timeout_s, stop=stop, on_tick=on_tick)
+    if (
+        outcome.recorded
+        and outcome.result.passed
+        and (freed := release_after_pass(layout, unit.id))
+    ):
+        report(freed)
+    return outcome

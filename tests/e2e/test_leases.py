@@ -198,3 +198,30 @@ def test_kill_9_during_a_claim_leaves_no_lease_or_a_valid_one(remote: Path) -> N
             assert decode(blob, unit) is not None
         # either way, the unit can be claimed afterwards by its holder
         assert engine.claim(find_layout(a), unit, "origin").ok
+
+
+TRUST_ALL = {"RESUME_KIT_TRUST": "all"}
+
+
+def test_verify_next_and_run_skip_units_leased_by_someone_else(remote: Path) -> None:
+    a, b = _clone(remote, "a"), _clone(remote, "b")
+    assert run_cli("claim", "one", cwd=a).code == 0
+    assert run_cli("leases", cwd=b).code == 0  # b now knows, with no network after this
+    direct = run_cli("verify-next", "--unit", "one", cwd=b, env=TRUST_ALL)
+    assert direct.code == 5 and "leased by" in direct.stderr
+    nxt = run_cli("verify-next", cwd=b, env=TRUST_ALL)
+    assert nxt.code == 0, nxt.stderr
+    assert "skipped unit one is leased by" in nxt.stdout + nxt.stderr
+    batch = run_cli("run", cwd=b, env=TRUST_ALL)
+    assert "skipped, leased by someone else: one" in batch.stdout + batch.stderr
+    text = (b / ".resume-kit" / "progress.yaml").read_text()
+    assert text.count("status: done") == 2  # two and three; one is a's
+
+
+def test_a_pass_records_evidence_and_releases_the_lease(remote: Path) -> None:
+    a = _clone(remote, "a")
+    assert run_cli("claim", "one", cwd=a).code == 0
+    done = run_cli("verify-next", "--unit", "one", cwd=a, env=TRUST_ALL)
+    assert done.code == 0, done.stderr
+    assert "released the lease on one" in done.stdout + done.stderr
+    assert "refs/resume-kit/leases/one" not in _remote_refs(remote).values()
