@@ -8,7 +8,13 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from resume_kit.core.leases import LEASE_REF_PREFIX, MAX_LEASE_BYTES, TRACKING_PREFIX, Lease
+from resume_kit.core.leases import (
+    LEASE_REF_PREFIX,
+    MAX_LEASE_BYTES,
+    TRACKING_PREFIX,
+    Holder,
+    Lease,
+)
 from resume_kit.core.leases import decode as decode_lease
 from resume_kit.model.progress import ID_PATTERN
 
@@ -105,3 +111,44 @@ def read_leases(cwd: os.PathLike[str], prefix: str = "refs/resume-kit/") -> list
 
 def zero_oid() -> str:
     return _ZERO
+
+
+def this_holder(root: os.PathLike[str]) -> Holder:
+    """Who this process is, as a lease names its holder: user, host, work tree, and the agent
+    session when the environment says (``RESUME_KIT_SESSION``, ``CLAUDE_SESSION_ID``)."""
+    import getpass
+    import socket
+
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):
+        user = "unknown"
+    session = os.environ.get("RESUME_KIT_SESSION") or os.environ.get("CLAUDE_SESSION_ID")
+    return Holder(
+        user=user[:200] or "unknown",
+        host=socket.gethostname()[:200] or "unknown",
+        worktree=os.fspath(root)[:200],
+        session=session[:200] if session else None,
+    )
+
+
+def who_holds_what(root: os.PathLike[str], now: float | None = None) -> dict[str, str]:
+    """unit → "HOLDER until TIME" for every live lease this clone knows, "you" for this
+    holder's; judged by the written expiry and its margin (status and the brief: no network,
+    no state written)."""
+    import time
+
+    from resume_kit.core.leases import margin
+    from resume_kit.core.timeutil import from_epoch
+
+    me = this_holder(root)
+    moment = time.time() if now is None else now
+    out: dict[str, str] = {}
+    for item in read_leases(root):
+        lease = item.lease
+        if lease is None:
+            out.setdefault(item.unit, f"someone (an unreadable lease, {item.source})")
+        elif moment < lease.expires_at + margin(lease.ttl_s):
+            who = "you" if lease.holder.same(me) else lease.holder.label()
+            out[item.unit] = f"{who} until {from_epoch(lease.expires_at)}"
+    return out

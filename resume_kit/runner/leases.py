@@ -56,20 +56,9 @@ class ClaimResult:
 
 
 def this_holder(layout: Layout) -> Holder:
-    import getpass
-    import socket
+    from resume_kit.facts.leases import this_holder as holder
 
-    try:
-        user = getpass.getuser()
-    except (KeyError, OSError):
-        user = "unknown"
-    session = os.environ.get("RESUME_KIT_SESSION") or os.environ.get("CLAUDE_SESSION_ID")
-    return Holder(
-        user=user[:200] or "unknown",
-        host=socket.gethostname()[:200] or "unknown",
-        worktree=str(layout.root)[:200],
-        session=session[:200] if session else None,
-    )
+    return holder(layout.root)
 
 
 def _remote_exists(layout: Layout, name: str) -> bool:

@@ -225,3 +225,17 @@ def test_a_pass_records_evidence_and_releases_the_lease(remote: Path) -> None:
     assert done.code == 0, done.stderr
     assert "released the lease on one" in done.stdout + done.stderr
     assert "refs/resume-kit/leases/one" not in _remote_refs(remote).values()
+
+
+def test_status_and_the_brief_show_who_holds_what_and_skip_it(remote: Path) -> None:
+    a, b = _clone(remote, "a"), _clone(remote, "b")
+    assert run_cli("claim", "one", cwd=a).code == 0
+    assert run_cli("leases", cwd=b).code == 0
+    status = run_cli("status", cwd=b)
+    assert "leases:\n  one: " in status.stdout and f":{a} until " in status.stdout
+    assert json.loads(run_cli("status", "--json", cwd=b).stdout)["leases"]["one"].endswith("Z")
+    brief = run_cli("brief", cwd=b)
+    assert "one leased by" in brief.stdout and str(a) in brief.stdout
+    assert "Unit `two`" in brief.stdout.split("## Next", 1)[1]
+    mine = run_cli("status", cwd=a)
+    assert "one: you until" in mine.stdout
