@@ -239,3 +239,16 @@ def test_status_and_the_brief_show_who_holds_what_and_skip_it(remote: Path) -> N
     assert "Unit `two`" in brief.stdout.split("## Next", 1)[1]
     mine = run_cli("status", cwd=a)
     assert "one: you until" in mine.stdout
+
+
+def test_claim_without_an_id_moves_past_units_it_had_not_heard_were_leased(
+    remote: Path,
+) -> None:
+    a, b, c = (_clone(remote, name) for name in ("a", "b", "c"))
+    assert run_cli("claim", "one", cwd=a).code == 0
+    assert run_cli("claim", "two", cwd=b).code == 0
+    third = run_cli("claim", cwd=c)  # c has fetched nothing yet
+    assert third.code == 0 and "claimed three" in third.stdout
+    assert "renewed three" in run_cli("claim", cwd=c).stdout  # its own lease comes first
+    none_left = run_cli("claim", cwd=_clone(remote, "d"))
+    assert none_left.code == 3

@@ -17,17 +17,14 @@ def _where(layout: paths.Layout, remote: str | None, offline: bool) -> str | Non
     return chosen
 
 
-def _next_unit(layout: paths.Layout) -> str | None:
+def _candidates(layout: paths.Layout) -> list[str]:
+    """The ready units, in verify-next's order, that nobody else leases as far as we know."""
     from resume_kit.model.progress import ready_units
     from resume_kit.progress_file import io as progress_io
     from resume_kit.runner import leases as engine
 
-    model = progress_io.load(layout).progress
     taken = engine.held_by_others(layout)
-    for unit in ready_units(model):
-        if unit.id not in taken:
-            return unit.id
-    return None
+    return [u.id for u in ready_units(progress_io.load(layout).progress) if u.id not in taken]
 
 
 def claim(unit_id: str | None, remote: str | None, ttl_text: str, offline: bool) -> int:
@@ -38,18 +35,23 @@ def claim(unit_id: str | None, remote: str | None, ttl_text: str, offline: bool)
 
     ttl = parse_ttl(ttl_text)
     layout = paths.find_layout()
-    if unit_id is None:
-        unit_id = _next_unit(layout)
-        if unit_id is None:
+    where = _where(layout, remote, offline)
+    if unit_id is not None:
+        progress_io.load(layout).progress.require_unit(unit_id)
+        result = engine.claim(layout, unit_id, where, ttl)
+    else:  # the next ready unit: each in turn until one is ours
+        if where is not None:
+            engine.fetch_leases(layout, where)
+        for unit_id in _candidates(layout):
+            result = engine.claim(layout, unit_id, where, ttl)
+            if result.ok:
+                break
+        else:
             out("no ready unit that someone else does not lease: nothing to claim")
             return EXIT_NOTHING_TO_DO
-    else:
-        progress_io.load(layout).progress.require_unit(unit_id)
-    where = _where(layout, remote, offline)
-    result = engine.claim(layout, unit_id, where, ttl)
     if not result.ok:
         raise engine.leased_error(result)
-    assert result.lease is not None
+    assert result.lease is not None and unit_id is not None
     verb = {"taken": "claimed", "renewed": "renewed", "took_over": "took over the expired lease on"}
     out(f"{verb[result.outcome]} {unit_id} until {from_epoch(result.lease.expires_at)} "
         f"({result.where})")  # fmt: skip
