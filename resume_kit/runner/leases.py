@@ -226,6 +226,14 @@ def _cas_remote(layout: Layout, remote: str, ref: str, new: str | None, old: str
 # ----------------------------------------------------------------- the commands' engine
 
 
+def _check_id(unit: str) -> None:
+    """A unit id is part of a ref name and a push refspec: only the id rule's characters."""
+    from resume_kit.model.progress import ID_PATTERN, ID_PATTERN_TEXT
+
+    if not ID_PATTERN.match(unit):
+        raise ResumeKitError(f"{unit!r} is not a unit id", hint=f"unit ids match {ID_PATTERN_TEXT}")
+
+
 def claim(
     layout: Layout,
     unit: str,
@@ -234,6 +242,7 @@ def claim(
     clock: float | None = None,
 ) -> ClaimResult:
     """Take, renew or take over the lease on ``unit``; ``held`` when someone else has it."""
+    _check_id(unit)
     me = this_holder(layout)
     where = remote or "local"
     for _ in range(_ATTEMPTS):
@@ -280,6 +289,7 @@ def claim(
 
 def release(layout: Layout, unit: str, remote: str | None) -> Literal["released", "absent", "held"]:
     """Drop our lease on ``unit``: ``held`` (and nothing changed) when it is someone else's."""
+    _check_id(unit)
     me = this_holder(layout)
     for _ in range(_ATTEMPTS):
         if remote is not None:

@@ -92,6 +92,9 @@ def test_worktrees_of_one_clone_share_the_local_refs(tmp_path: Path, repo: Path)
     assert taken.code == 5 and str(repo) in taken.stderr
     assert run_cli("release", "x", cwd=repo).code == 0
     assert run_cli("claim", "x", cwd=other).code == 0
+    # an id is part of a ref name and a refspec: nothing else gets there
+    bad = run_cli("release", "x:refs/heads/main", cwd=repo)
+    assert bad.code == 2 and "is not a unit id" in bad.stderr
 
 
 def test_unreachable_remote_exits_2_and_offline_takes_the_local_lock(remote: Path) -> None:
