@@ -917,15 +917,20 @@ def _no_next(progress: Progress) -> str:
 UNIT_NOTE_CHARS = 300  # a unit's note or block reason in the brief; the file keeps it whole
 
 
-def _notes_md(progress: Progress, next_unit: Unit | None) -> str | None:
-    """The progress file's notes, then why each blocked unit is blocked and the next unit's
-    note (schema 2 keeps both on the unit), as one quoted block; None when there are none."""
+def _notes_md(
+    progress: Progress, next_unit: Unit | None, leases: dict[str, str] | None = None
+) -> str | None:
+    """The progress file's notes, then why each blocked unit is blocked, who leases which unit
+    and the next unit's note (schema 2 keeps both on the unit), as one quoted block; None when
+    there are none."""
     from resume_kit.core.inert import clip
 
     lines = [progress.notes.strip()] if progress.notes and progress.notes.strip() else []
     for unit in progress.units:
         if unit.status == "blocked" and unit.blocked_reason and unit.blocked_reason.strip():
             lines.append(f"{unit.id} blocked: {clip(unit.blocked_reason.strip(), UNIT_NOTE_CHARS)}")
+    for unit_id, who in sorted((leases or {}).items()):
+        lines.append(f"{unit_id} leased by {clip(who, UNIT_NOTE_CHARS)}")
     if next_unit is not None and next_unit.notes and next_unit.notes.strip():
         note = clip(" ".join(next_unit.notes.split()), UNIT_NOTE_CHARS)
         lines.append(f"{next_unit.id} (next) was in the middle of: {note}")
@@ -940,6 +945,16 @@ def _no_next_heading(progress: Progress) -> str:
     return "Nothing can start now"
 
 
+def next_unleased(progress: Progress, leases: dict[str, str] | None) -> Unit | None:
+    """``pick_next``, past the units someone else leases."""
+    from resume_kit.model.progress import ready_units
+
+    if not leases:
+        return pick_next(progress)
+    held = {unit for unit, who in leases.items() if not who.startswith("you ")}
+    return next((u for u in ready_units(progress) if u.id not in held), None)
+
+
 def build_brief(
     progress: Progress,
     snapshot: Snapshot,
@@ -948,15 +963,18 @@ def build_brief(
     summary: Any = None,
     now: dt.datetime | None = None,
     next_approved: bool = True,
+    leases: dict[str, str] | None = None,
 ) -> Brief:
     """The brief model; ``now`` defaults to the snapshot's time, so the result is reproducible.
 
     ``next_approved=False``: no person approved the next unit's verify command on this machine
     (the caller asked resume_kit.infra.trust); the brief warns and never tells the agent to run it.
+    ``leases``: unit → who holds it (``facts.leases.who_holds_what``); the next unit is the
+    first ready one not leased by someone else, and the notes say who holds what.
     """
     if now is None:
         now = parse_utc(snapshot.get("created_at")) or dt.datetime.now(dt.timezone.utc)
-    next_unit = pick_next(progress)
+    next_unit = next_unleased(progress, leases)
     approved = next_approved or next_unit is None or not next_unit.verify
     meter_md, meter_data = meter(snapshot, now, latest_pass(progress))
     if not approved and next_unit is not None:
@@ -964,7 +982,7 @@ def build_brief(
     return Brief(
         goal=redacted(progress.goal),
         goal_md=blockquote(progress.goal or "(no goal written)"),
-        notes_md=_notes_md(progress, next_unit),
+        notes_md=_notes_md(progress, next_unit, leases),
         progress=_progress_part(progress, now),
         workspace=_workspace_part(snapshot, next_unit, summary, now, latest_pass(progress)),
         warnings=_warning_groups(findings),

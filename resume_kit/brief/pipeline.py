@@ -66,24 +66,28 @@ def build(
             say(result.note)
         summary = result.summary
 
+    from resume_kit.facts.leases import who_holds_what
+
+    leases = who_holds_what(layout.root)  # the refs stored locally: never a fetch here
     brief = build_brief(
         progress,
         snapshot,
         findings,
         summary=summary,
-        next_approved=_next_approved(layout, progress),
+        next_approved=_next_approved(layout, progress, leases),
+        leases=leases,
     )
     budget = max_tokens if max_tokens is not None else config.brief_max_tokens
     rendered = render(brief, fmt, budget, _approved_template(layout.root))
     return rendered.text, rendered, layout
 
 
-def _next_approved(layout: Any, progress: Any) -> bool:
+def _next_approved(layout: Any, progress: Any, leases: dict[str, str]) -> bool:
     """Whether a person approved the next unit's verify command on this machine."""
+    from resume_kit.brief.build import next_unleased
     from resume_kit.infra.trust import is_trusted
-    from resume_kit.model.progress import pick_next
 
-    unit = pick_next(progress)
+    unit = next_unleased(progress, leases)
     if unit is None or not unit.verify:
         return True
     return is_trusted(layout.root, unit.id, unit.verify)

@@ -14,20 +14,20 @@ from typing import Annotated
 import typer
 
 from resume_kit import __version__
-from resume_kit.cli.verbs import context, demo, hooks, progress, units, verify
+from resume_kit.cli.verbs import context, demo, hooks, leases, progress, units, verify
 
 app = typer.Typer(
     name="resume-kit",
     help="Resume an interrupted coding-agent task from a verified progress snapshot, "
     "not a chat history. Exit codes: 0 ok, 1 verification failed, 2 usage/config/input "
-    "error, 3 nothing to do, 4 untrusted command refused, 124 timed out, 130 interrupted, "
+    "error, 3 nothing to do, 4 untrusted command refused, 5 unit leased by someone else, 124 timed out, 130 interrupted, "
     "70 internal error.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-for area in (progress, units, context, verify, hooks, demo):
+for area in (progress, units, context, verify, leases, hooks, demo):
     app.registered_commands.extend(area.app.registered_commands)
 app.add_typer(progress.action_app, name="action")
 app.add_typer(hooks.hook_app, name="hook")

@@ -7,6 +7,7 @@ EXIT_VERIFY_FAILED = 1
 EXIT_USAGE = 2
 EXIT_NOTHING_TO_DO = 3
 EXIT_UNTRUSTED = 4
+EXIT_LEASED = 5  # the unit is leased by someone else (claim, verify-next --unit)
 EXIT_INTERNAL = 70  # a bug: resume_kit.cli.crash writes a crash log
 EXIT_TIMEOUT = 124
 EXIT_INTERRUPTED = 130

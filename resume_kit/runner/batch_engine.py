@@ -130,6 +130,14 @@ class Runner:
         self.timeout_s = timeout_s
         self.trusted = trusted
         self.refused: list[str] = []
+        from resume_kit.runner.leases import held_by_others
+
+        self.leased = held_by_others(layout)  # someone else's: skipped (docs/many-agents.md)
+        with store.view() as progress:
+            ready = {u.id for u in batch.candidates(progress)}
+        self.skipped_leased = [uid for uid in self.leased if uid in ready]
+        batch.tried.update(self.leased)
+        self.notes: list[str] = []
         self.error: BaseException | None = None
         self.started_at = time.monotonic()
         self.status = Status(total, done, self.started_at)
@@ -148,19 +156,26 @@ class Runner:
                 self.events.put(("checkpoint", unit_id, unit.status == "done"))
 
     def _work(self, unit: Unit, stop: threading.Event) -> Outcome:
+        from resume_kit.runner.leases import release_after_pass, renewing
         from resume_kit.runner.verify import verify_unit
 
         _worker.unit_id = unit.id
         try:
-            return verify_unit(
-                self.layout,
-                unit,
-                self.timeout_s,
-                stop=stop,
-                on_tick=lambda elapsed, line: self.status.tick(unit.id, elapsed, line),
-                txn=self.store.transaction,
-                start=False,  # a failed unit stays to do: in progress means someone started it
-            )
+            with renewing(self.layout, unit.id):
+                outcome = verify_unit(
+                    self.layout,
+                    unit,
+                    self.timeout_s,
+                    stop=stop,
+                    on_tick=lambda elapsed, line: self.status.tick(unit.id, elapsed, line),
+                    txn=self.store.transaction,
+                    start=False,  # a failed unit stays to do: in progress means someone started it
+                )
+            if outcome.recorded and outcome.result.passed:
+                freed = release_after_pass(self.layout, unit.id)
+                if freed:
+                    self.notes.append(freed)
+            return outcome
         finally:
             _worker.unit_id = None
 
@@ -316,6 +331,7 @@ class Runner:
             "stopped": stop,
             "duration_s": round(time.monotonic() - self.started_at, 2),
             "exit_code": code,
+            **({"leased": list(self.skipped_leased)} if self.skipped_leased else {}),
             "continue": (
                 continue_command(
                     options.jobs,

@@ -10,13 +10,16 @@ from resume_kit.infra.paths import find_layout
 from resume_kit.integrations import git_hooks as hooks
 
 
-def install(hook_names: str) -> int:
+def install(hook_names: str, commit_attributes: bool = False) -> int:
+    from resume_kit.integrations.merge_setup import register
+
     names = hooks.parse_hook_names(hook_names)
     layout = find_layout()
     directory = hooks.hooks_dir(layout)
     for name in names:
         what = hooks.install_hook(directory, name)
         out(f"{name}: {what} ({directory / name})")
+    out(register(layout, commit_attributes))
     if not layout.state_dir.is_dir():
         note('no .resume-kit/ here yet: the hooks stay idle until `resume-kit init --goal "..."`')
     return 0

@@ -71,6 +71,11 @@ def _print_summary(summary: dict[str, Any], options: Options) -> None:
         elif summary["refused"]:
             say(f"nothing run: not approved: {id_list(summary['refused'])}")
             hint("a person must review them and approve them with `resume-kit trust`")
+        elif summary.get("leased"):
+            say(
+                f"nothing run: the ready units are leased by someone else: {id_list(summary['leased'])}"
+            )
+            hint("`resume-kit leases` shows who holds them and until when")
         else:
             say(f"nothing verifiable: {left} units left, none of them ready")
             hint("`resume-kit status` shows why; unblock with `resume-kit start ID`")
@@ -99,6 +104,10 @@ def _print_summary(summary: dict[str, Any], options: Options) -> None:
         )
     if summary["refused"]:
         info(f"  not approved (changed during the run): {id_list(summary['refused'])}")
+    if summary.get("leased"):
+        info(
+            f"  skipped, leased by someone else: {id_list(summary['leased'])} (`resume-kit leases`)"
+        )
     if summary["no_verify"]:
         info(f"  no verify command: {id_list(summary['no_verify'])}")
     stop = summary["stopped"]

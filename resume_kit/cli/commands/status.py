@@ -112,7 +112,9 @@ _FIELD = {name: name.replace("last ", "") for name in COLUMNS}
 STYLES = {"done": "green", "in_progress": "yellow", "blocked": "red", "claimed done": "yellow"}
 
 
-def _print_human(progress: Progress, snapshot: Snapshot, findings: list[Finding]) -> None:
+def _print_human(
+    progress: Progress, snapshot: Snapshot, findings: list[Finding], leases: dict[str, str]
+) -> None:
     from rich.text import Text
 
     from resume_kit.brief.facts_text import describe_workspace, terminal_line
@@ -129,6 +131,7 @@ def _print_human(progress: Progress, snapshot: Snapshot, findings: list[Finding]
     else:
         console.print(Text('no units yet (resume-kit add "TITLE" --verify CMD)'))
     _print_details(console, progress)
+    _print_leases(console, leases)
     console.print(Text("workspace:", style="bold"))
     for line in describe_workspace(snapshot):
         console.print(Text(f"  {line}"))
@@ -143,6 +146,18 @@ def _print_human(progress: Progress, snapshot: Snapshot, findings: list[Finding]
     console.print(Text(summary_line(progress, findings)))
 
 
+def _print_leases(console: Console, leases: dict[str, str]) -> None:
+    """Who leases which unit, as this clone last heard (docs/many-agents.md)."""
+    from rich.text import Text
+
+    from resume_kit.brief.facts_text import terminal_line
+
+    if leases:
+        console.print(Text("leases:", style="bold"))
+        for unit, who in sorted(leases.items()):
+            console.print(Text(terminal_line(f"  {unit}: {who}")))
+
+
 def run(json_out: bool) -> int:
     from resume_kit.core.reconcile import reconcile
     from resume_kit.facts.snapshot import take_snapshot
@@ -155,10 +170,14 @@ def run(json_out: bool) -> int:
     config = load_config(layout)
     snapshot = take_snapshot(layout, config, "manual", progress=progress)
     findings = reconcile(progress, snapshot)
+    from resume_kit.facts.leases import who_holds_what
+
+    leases = who_holds_what(layout.root)
     if json_out:
         from resume_kit.cli.status_json import status_data
 
-        ui.print_json(status_data(layout, progress, snapshot, findings))
+        data = status_data(layout, progress, snapshot, findings)
+        ui.print_json({**data, "leases": leases} if leases else data)
         return 0
-    _print_human(progress, snapshot, findings)
+    _print_human(progress, snapshot, findings, leases)
     return 0

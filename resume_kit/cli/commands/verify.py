@@ -21,6 +21,7 @@ from resume_kit.infra.errors import (
     ResumeKitError,
 )
 from resume_kit.runner.conflicts import refuse_while_conflicted
+from resume_kit.runner.leases import pick_unleased, verify_leased
 
 if TYPE_CHECKING:
     from resume_kit.infra.paths import Layout
@@ -70,10 +71,9 @@ def _exit_code(outcome: Outcome) -> int:
 def _verify_one(layout: Layout, unit: Unit, timeout_s: float) -> tuple[int, Outcome]:
     from resume_kit.cli.display.unit import unit_display
     from resume_kit.runner.signal_guard import signal_guard
-    from resume_kit.runner.verify import verify_unit
 
     with signal_guard() as signals, unit_display(unit) as display:
-        outcome = verify_unit(layout, unit, timeout_s, stop=signals.kill, on_tick=display.tick)
+        outcome = verify_leased(layout, unit, timeout_s, info, signals.kill, display.tick)
     if outcome.result.interrupted:
         say(f"interrupted: stopped {unit.id}; nothing was marked")
         return EXIT_INTERRUPTED, outcome
@@ -149,7 +149,6 @@ def run(
     force: bool = False,
 ) -> int:
     from resume_kit.infra.paths import find_layout
-    from resume_kit.model.progress import pick_next
     from resume_kit.progress_file import config
     from resume_kit.progress_file.io import load
 
@@ -167,7 +166,7 @@ def run(
         code = _run_stale(layout, progress, timeout_s, dry_run, json_out)
         _refresh_aider_brief(layout)
         return code
-    unit = pick_next(progress, unit_id)
+    unit = pick_unleased(layout, progress, unit_id, say)
     if unit is None:
         if json_out:
             print_json({"unit": None, "next": None})

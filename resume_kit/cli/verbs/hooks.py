@@ -30,11 +30,20 @@ def hook_install(
         str,
         typer.Option("--hooks", metavar="NAMES", help="Comma-separated git hooks to install."),
     ] = "post-commit,prepare-commit-msg",
+    commit_attributes: Annotated[
+        bool,
+        typer.Option(
+            "--commit-attributes",
+            help="Put the progress.yaml merge driver's attribute in .gitattributes (committed) "
+            "instead of .git/info/attributes.",
+        ),
+    ] = False,
 ) -> None:
-    """Install git hooks (keeps an existing hook and runs it first)."""
+    """Install git hooks (keeps an existing hook and runs it first) and the merge driver for
+    progress.yaml."""
     from resume_kit.cli.commands import hook as cmd
 
-    exit_with(cmd.install(hooks))
+    exit_with(cmd.install(hooks, commit_attributes))
 
 
 @hook_app.command("uninstall")
