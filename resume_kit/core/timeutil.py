@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 
 ISO_FORMAT = "%Y-%m-%dT%H:%M:%SZ"  # how resume-kit writes every time: UTC, whole seconds
 
@@ -23,6 +24,9 @@ def now_utc() -> str:
     return format_utc(dt.datetime.now(dt.timezone.utc))
 
 
+_FRACTION = re.compile(r"(?<=T\d\d:\d\d:\d\d)\.(\d+)")
+
+
 def parse_utc(value: object) -> dt.datetime | None:
     """``value`` as an aware UTC datetime (a trailing ``Z`` and a missing offset mean UTC);
     None when it is not a string ``datetime.fromisoformat`` reads."""
@@ -31,6 +35,11 @@ def parse_utc(value: object) -> dt.datetime | None:
     text = value.strip()
     if text.endswith(("Z", "z")):
         text = text[:-1] + "+00:00"
+    # Python 3.10 reads only 3 or 6 fractional digits; agents write 1 to 9 (Codex: nanoseconds).
+    fraction = _FRACTION.search(text)
+    if fraction is not None:
+        digits = (fraction.group(1) + "000000")[:6]
+        text = text[: fraction.start()] + "." + digits + text[fraction.end() :]
     try:
         parsed = dt.datetime.fromisoformat(text)
     except ValueError:

@@ -41,6 +41,15 @@ def test_parse_utc_reads_the_forms_agents_write() -> None:
         assert parse_utc(bad) is None
 
 
+def test_parse_utc_reads_any_number_of_fractional_digits_on_every_python() -> None:
+    # Python 3.10's fromisoformat takes only 3 or 6 digits; Codex writes 9, tests write 4.
+    base = dt.datetime(2026, 11, 29, 10, 0, 0, tzinfo=dt.timezone.utc)
+    for text, micro in (("2026-11-29T10:00:00.8Z", 800000), ("2026-11-29T10:00:00.8509Z", 850900),
+                        ("2026-11-29T10:00:00.123456789Z", 123456),
+                        ("2026-11-29T11:00:00.12345+01:00", 123450)):  # fmt: skip
+        assert parse_utc(text) == base.replace(microsecond=micro), text
+
+
 def test_age_span() -> None:
     assert age_span([5 * 3600.0, 2 * 86400.0]) == "5 h–2 d ago"
     assert age_span([5 * 3600.0, 5 * 3600.0 + 60]) == "5 h ago"
