@@ -88,10 +88,11 @@ def describe_workspace(snapshot: Snapshot) -> list[str]:
     else:
         where = f"detached HEAD @ {short_commit(head)}"
     if repo.get("upstream"):
-        where += (
-            f" (upstream {repo.get('upstream')}: ahead {repo.get('ahead', '?')},"
-            f" behind {repo.get('behind', '?')})"
-        )
+        ahead, behind = repo.get("ahead"), repo.get("behind")
+        if ahead is None and behind is None:  # git names an upstream whose ref is not there
+            where += f" (upstream {repo.get('upstream')}: not fetched)"
+        else:
+            where += f" (upstream {repo.get('upstream')}: ahead {ahead or 0}, behind {behind or 0})"
     lines.append(where)
     if repo.get("operation"):
         about = operation_words(repo.get("operation_detail"), lambda t: f'"{t}"')

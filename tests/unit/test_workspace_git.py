@@ -305,6 +305,11 @@ def test_upstream_gone(tmp_path: Path, repo: Path) -> None:
     git(repo, "branch", "-q", "-r", "-d", "origin/main")
     result = facts(repo)["repo"]
     assert (result["upstream"], result["ahead"], result["behind"]) == ("origin/main", None, None)
+    from tests.conftest import run_cli
+
+    run_cli("init", "--goal", "g", cwd=repo)
+    shown = run_cli("status", cwd=repo).stdout
+    assert "(upstream origin/main: not fetched)" in shown  # not "ahead None, behind None"
 
 
 def test_stash_count(repo: Path) -> None:
