@@ -947,12 +947,9 @@ def _no_next_heading(progress: Progress) -> str:
 
 def next_unleased(progress: Progress, leases: dict[str, str] | None) -> Unit | None:
     """``pick_next``, past the units someone else leases."""
-    from resume_kit.model.progress import ready_units
+    from resume_kit.facts.leases import held_by_others
 
-    if not leases:
-        return pick_next(progress)
-    held = {unit for unit, who in leases.items() if not who.startswith("you ")}
-    return next((u for u in ready_units(progress) if u.id not in held), None)
+    return pick_next(progress, skip=held_by_others(leases))
 
 
 def build_brief(

@@ -24,11 +24,14 @@ def _counts(progress: Progress) -> dict[str, int]:
     }
 
 
-def _next(layout: Layout, progress: Progress) -> dict[str, Any] | None:
+def _next(
+    layout: Layout, progress: Progress, leases: dict[str, str] | None
+) -> dict[str, Any] | None:
+    from resume_kit.facts.leases import held_by_others
     from resume_kit.infra.trust import is_trusted
     from resume_kit.model.progress import pick_next, why_next
 
-    unit = pick_next(progress)
+    unit = pick_next(progress, skip=held_by_others(leases))
     if unit is None:
         return None
     return {
@@ -80,7 +83,11 @@ def _operation(snapshot: Snapshot) -> dict[str, Any] | None:
 
 
 def status_data(
-    layout: Layout, progress: Progress, snapshot: Snapshot, findings: list[Finding]
+    layout: Layout,
+    progress: Progress,
+    snapshot: Snapshot,
+    findings: list[Finding],
+    leases: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     from resume_kit.cli.commands.status import summary_line
     from resume_kit.model.progress import SCHEMA_VERSION
@@ -92,7 +99,7 @@ def status_data(
         "units": to_data(progress)["units"],  # a done unit without evidence: claimed done
         "findings": [f.to_dict() for f in findings],
         "counts": _counts(progress),
-        "next": _next(layout, progress),
+        "next": _next(layout, progress, leases),
         "blocked": [
             {"id": u.id, "reason": u.blocked_reason}
             for u in progress.units
@@ -100,5 +107,5 @@ def status_data(
         ],
         "workspace": _workspace(snapshot),
         "operation": _operation(snapshot),
-        "summary": summary_line(progress, findings),
+        "summary": summary_line(progress, findings, leases),
     }

@@ -132,6 +132,13 @@ def this_holder(root: os.PathLike[str]) -> Holder:
     )
 
 
+def held_by_others(leases: dict[str, str] | None) -> set[str]:
+    """The units of :func:`who_holds_what` that someone other than this holder leases."""
+    return {
+        unit for unit, who in (leases or {}).items() if who != "you" and not who.startswith("you ")
+    }
+
+
 def who_holds_what(root: os.PathLike[str], now: float | None = None) -> dict[str, str]:
     """unit → "HOLDER until TIME" for every live lease this clone knows, "you" for this
     holder's; judged by the written expiry and its margin (status and the brief: no network,

@@ -268,12 +268,14 @@ def ready_units(progress: Progress, done: Collection[str] | None = None) -> list
     ]
 
 
-def pick_next(progress: Progress, unit_id: str | None = None) -> Unit | None:
-    """The unit to work on: ``unit_id``; else the first ready unit (:func:`ready_units`)."""
+def pick_next(
+    progress: Progress, unit_id: str | None = None, skip: Collection[str] = ()
+) -> Unit | None:
+    """The unit to work on: ``unit_id``; else the first ready unit (:func:`ready_units`) not
+    in ``skip`` (the units someone else leases)."""
     if unit_id is not None:
         return progress.require_unit(unit_id)
-    ready = ready_units(progress)
-    return ready[0] if ready else None
+    return next((unit for unit in ready_units(progress) if unit.id not in skip), None)
 
 
 def latest_pass(progress: Progress) -> tuple[dt.datetime, str] | None:

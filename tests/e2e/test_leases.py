@@ -236,12 +236,15 @@ def test_status_and_the_brief_show_who_holds_what_and_skip_it(remote: Path) -> N
     assert run_cli("leases", cwd=b).code == 0
     status = run_cli("status", cwd=b)
     assert "leases:\n  one: " in status.stdout and f":{a} until " in status.stdout
-    assert json.loads(run_cli("status", "--json", cwd=b).stdout)["leases"]["one"].endswith("Z")
+    assert status.stdout.rstrip().endswith("next: two")  # the summary skips the leased unit
+    data = json.loads(run_cli("status", "--json", cwd=b).stdout)
+    assert data["leases"]["one"].endswith("Z")
+    assert data["next"]["id"] == "two" and data["summary"].endswith("next: two")
     brief = run_cli("brief", cwd=b)
     assert "one leased by" in brief.stdout and str(a) in brief.stdout
     assert "Unit `two`" in brief.stdout.split("## Next", 1)[1]
     mine = run_cli("status", cwd=a)
-    assert "one: you until" in mine.stdout
+    assert "one: you until" in mine.stdout and mine.stdout.rstrip().endswith("next: one")
 
 
 def test_claim_without_an_id_moves_past_units_it_had_not_heard_were_leased(

@@ -26,7 +26,10 @@ def _clip(text: str, width: int) -> str:
     return clip(text, width)
 
 
-def summary_line(progress: Progress, findings: list[Finding]) -> str:
+def summary_line(
+    progress: Progress, findings: list[Finding], leases: dict[str, str] | None = None
+) -> str:
+    from resume_kit.facts.leases import held_by_others
     from resume_kit.model.progress import pick_next
 
     counts = progress.counts()
@@ -41,7 +44,7 @@ def summary_line(progress: Progress, findings: list[Finding]) -> str:
         parts.append(f"{len(findings)} finding{'s' if len(findings) != 1 else ''} ({detail})")
     else:
         parts.append("no findings")
-    nxt = pick_next(progress)
+    nxt = pick_next(progress, skip=held_by_others(leases))
     parts.append(f"next: {nxt.id}" if nxt is not None else "nothing left to verify")
     return " · ".join(parts)
 
@@ -143,7 +146,7 @@ def _print_human(
             entry.append(f"{item.severity:<5}", style=styles[item.severity])
             entry.append(terminal_line(f" {item.code}: {item.message}"))
             console.print(entry)
-    console.print(Text(summary_line(progress, findings)))
+    console.print(Text(summary_line(progress, findings, leases)))
 
 
 def _print_leases(console: Console, leases: dict[str, str]) -> None:
@@ -176,7 +179,7 @@ def run(json_out: bool) -> int:
     if json_out:
         from resume_kit.cli.status_json import status_data
 
-        data = status_data(layout, progress, snapshot, findings)
+        data = status_data(layout, progress, snapshot, findings, leases)
         ui.print_json({**data, "leases": leases} if leases else data)
         return 0
     _print_human(progress, snapshot, findings, leases)
