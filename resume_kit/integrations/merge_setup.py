@@ -63,3 +63,43 @@ def register(layout: Layout, commit_attributes: bool = False) -> str:
         where = ".git/info/attributes"
     _add_line(target)
     return f"merge driver: registered for .resume-kit/progress.yaml (.git/config, {where})"
+
+
+def _drop_line(path: Path) -> bool:
+    """Take :data:`ATTRIBUTE_LINE` out of ``path`` (the person's other lines kept); True when
+    it was there."""
+    from resume_kit.infra.safefs import read_regular
+    from resume_kit.infra.store import atomic_write
+
+    try:
+        text = read_regular(path, 1_000_000).decode("utf-8", "surrogateescape")
+    except FileNotFoundError:
+        return False
+    lines = text.splitlines(keepends=True)
+    kept = [line for line in lines if line.rstrip("\r\n") != ATTRIBUTE_LINE]
+    if len(kept) == len(lines):
+        return False
+    atomic_write(path, "".join(kept).encode("utf-8", "surrogateescape"))
+    return True
+
+
+def unregister(layout: Layout) -> str | None:
+    """Undo :func:`register`; the line ``hook uninstall`` prints, or None when nothing was
+    registered."""
+    from resume_kit.infra.gitcmd import run_git_bytes
+    from resume_kit.infra.safefs import contained
+
+    status, _, _ = run_git_bytes(
+        layout.root, "config", "--local", "--remove-section", f"merge.{DRIVER}", check=False
+    )
+    dropped = [
+        where
+        for where, path in (
+            (".git/info/attributes", layout.git_common_dir / "info" / "attributes"),
+            (".gitattributes", contained(layout.root, ".gitattributes")),
+        )
+        if _drop_line(path)
+    ]
+    if status != 0 and not dropped:
+        return None
+    return "merge driver: removed" + (f" (and its line in {', '.join(dropped)})" if dropped else "")

@@ -49,3 +49,16 @@ def test_conflicting_titles_stop_the_merge_with_markers(repo: Path) -> None:
     assert merged.returncode != 0
     text = (repo / ".resume-kit" / "progress.yaml").read_text()
     assert "<<<<<<< ours\n" in text and "title: Ours" in text and "title: Theirs" in text
+
+
+def test_hook_uninstall_takes_the_merge_driver_out_and_keeps_other_attributes(repo: Path) -> None:
+    attributes = repo / ".gitattributes"
+    attributes.write_text("*.png binary\n")
+    assert run_cli("hook", "install", "--commit-attributes", cwd=repo).code == 0
+    assert "merge=resume-kit" in attributes.read_text()
+    removed = run_cli("hook", "uninstall", cwd=repo)
+    assert "merge driver: removed (and its line in .gitattributes)" in removed.stdout
+    assert attributes.read_text() == "*.png binary\n"
+    assert git(repo, "config", "--get-regexp", "^merge\\.", check=False).stdout == ""
+    again = run_cli("hook", "uninstall", cwd=repo)
+    assert "merge driver" not in again.stdout and "nothing to do" in again.stdout

@@ -26,13 +26,19 @@ def install(hook_names: str, commit_attributes: bool = False) -> int:
 
 
 def uninstall() -> int:
-    directory = hooks.hooks_dir(find_layout())
+    from resume_kit.integrations.merge_setup import unregister
+
+    layout = find_layout()
+    directory = hooks.hooks_dir(layout)
     changed = False
     for name in hooks.SUPPORTED:
         what = hooks.uninstall_hook(directory, name)
         if what is not None:
             out(f"{name}: {what}")
             changed = True
+    if (driver := unregister(layout)) is not None:
+        out(driver)
+        changed = True
     if not changed:
         out(f"no resume-kit hooks in {directory}: nothing to do")
     return 0
