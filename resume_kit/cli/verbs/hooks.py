@@ -48,7 +48,7 @@ def hook_install(
 
 @hook_app.command("uninstall")
 def hook_uninstall() -> None:
-    """Remove our git hooks and restore the originals byte for byte."""
+    """Remove our git hooks (restoring the originals byte for byte) and the merge driver."""
     from resume_kit.cli.commands import hook as cmd
 
     exit_with(cmd.uninstall())
