@@ -24,7 +24,7 @@ def _counts(progress: Progress) -> dict[str, int]:
     }
 
 
-def _next(layout: Layout, progress: Progress) -> dict[str, Any] | None:
+def next_data(layout: Layout, progress: Progress) -> dict[str, Any] | None:
     from resume_kit.infra.trust import is_trusted
     from resume_kit.model.progress import pick_next, why_next
 
@@ -92,7 +92,7 @@ def status_data(
         "units": to_data(progress)["units"],  # a done unit without evidence: claimed done
         "findings": [f.to_dict() for f in findings],
         "counts": _counts(progress),
-        "next": _next(layout, progress),
+        "next": next_data(layout, progress),
         "blocked": [
             {"id": u.id, "reason": u.blocked_reason}
             for u in progress.units
