@@ -20,9 +20,10 @@ from tests.conftest import git
 
 # Never needed by any of these paths: the summariser's SDK and its HTTP stack, typer's optional
 # Pydantic coercion, GitPython (git runs through subprocess), the round-trip YAML library
-# (only a progress file that libyaml rejects needs it), plain HTTP clients.
+# (only a progress file that libyaml rejects needs it), plain HTTP clients, the MCP SDK (only
+# `resume-kit mcp` imports it).
 NEVER = {"anthropic", "httpx", "httpcore", "pydantic", "pydantic_core", "git", "gitdb", "ruamel",
-         "requests", "urllib3"}  # fmt: skip
+         "requests", "urllib3", "mcp", "anyio", "starlette", "uvicorn"}  # fmt: skip
 RENDERING = {
     "jinja2",
     "tiktoken",
