@@ -56,7 +56,7 @@ def build_server() -> MCPServer[Any]:
     @server.tool()
     async def brief(
         max_tokens: Annotated[int | None, Field(ge=1, description="Token budget.")] = None,
-        format: BriefFormat = "markdown",
+        format: Annotated[BriefFormat, Field(description="The brief's format.")] = "markdown",
     ) -> dict[str, Any]:
         """The fresh-context prompt: goal, next unit, findings, workspace facts."""
         return await _call(engine.brief, max_tokens, format)
@@ -109,7 +109,10 @@ def build_server() -> MCPServer[Any]:
     async def record_action(
         key: Key,
         description: Annotated[str, Field(description="What the side effect is.")] = "",
-        status: Literal["success", "unknown", "failed"] = "success",
+        status: Annotated[
+            Literal["success", "unknown", "failed"],
+            Field(description="unknown when you cannot tell whether it happened."),
+        ] = "success",
     ) -> dict[str, Any]:
         """Record an attempt at a side effect in the ledger (`action record`)."""
         return await _call(engine.record_action, key, description, status)
