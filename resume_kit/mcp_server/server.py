@@ -35,8 +35,27 @@ def error_message(exc: ResumeKitError) -> str:
     return "\n".join(lines)
 
 
+def tool_error(exc: ResumeKitError) -> Any:
+    """The tool error with exactly the CLI's lines: a raised ToolError would reach the client
+    behind the SDK's own "Error executing tool NAME: " lead, and a CallToolResult is passed on
+    as it is (typed Any: the tools declare the dictionary they return on success)."""
+    from mcp.types import CallToolResult, TextContent
+
+    return CallToolResult(
+        content=[TextContent(type="text", text=error_message(exc))], is_error=True
+    )
+
+
 async def _call(fn: Callable[..., T], *args: Any) -> T:
     """Run an engine call in a worker thread (it runs git and takes locks)."""
+    try:
+        return await anyio.to_thread.run_sync(lambda: fn(*args))
+    except ResumeKitError as exc:
+        return tool_error(exc)  # type: ignore[no-any-return]
+
+
+async def _read(fn: Callable[..., T], *args: Any) -> T:
+    """:func:`_call` for resources and the prompt, whose errors are protocol errors."""
     try:
         return await anyio.to_thread.run_sync(lambda: fn(*args))
     except ResumeKitError as exc:
@@ -130,18 +149,18 @@ def build_server() -> MCPServer[Any]:
     @server.resource("resume-kit://brief", mime_type="text/markdown")
     async def brief_resource() -> str:
         """The brief in Markdown."""
-        data = await _call(engine.brief, None, "markdown")
+        data = await _read(engine.brief, None, "markdown")
         return str(data["text"])
 
     @server.resource("resume-kit://progress", mime_type="application/yaml")
     async def progress_resource() -> str:
         """The progress file as it stands."""
-        return await _call(_progress_text)
+        return await _read(_progress_text)
 
     @server.prompt(name="resume")
     async def resume() -> str:
         """Resume the interrupted task: the brief as the opening message."""
-        data = await _call(engine.brief, None, "markdown")
+        data = await _read(engine.brief, None, "markdown")
         return str(data["text"])
 
     return server
@@ -157,7 +176,10 @@ def _progress_text() -> str:
 
 
 async def _verify(ctx: Context, unit_id: str | None, timeout_s: float | None) -> dict[str, Any]:
-    plan = await _call(engine.verify_plan, unit_id, timeout_s)
+    try:
+        plan = await anyio.to_thread.run_sync(engine.verify_plan, unit_id, timeout_s)
+    except ResumeKitError as exc:
+        return tool_error(exc)  # type: ignore[no-any-return]
     if plan is None:
         return {"unit": None, "next": None}
     layout, unit, timeout = plan
@@ -187,7 +209,7 @@ async def _verify(ctx: Context, unit_id: str | None, timeout_s: float | None) ->
             await anyio.to_thread.run_sync(finished.wait)
         raise
     except ResumeKitError as exc:
-        raise ToolError(error_message(exc)) from None
+        return tool_error(exc)  # type: ignore[no-any-return]
 
 
 def run(repo: str | None) -> None:
