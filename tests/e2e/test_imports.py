@@ -245,3 +245,11 @@ def test_hooks_installed_before_the_package_tree_still_work(
     proc = subprocess.run([*argv, str(message)], cwd=workspace, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert "Resume-Unit: alpha" in message.read_text()
+
+
+@pytest.mark.parametrize("args", [["--help"], ["mcp", "--help"], ["integrate", "codex", "--help"]])
+def test_the_mcp_sdk_is_imported_only_by_the_server(
+    workspace: Path, tmp_path: Path, args: list[str]
+) -> None:
+    found = cli_modules(workspace, tmp_path, *args)
+    assert heavy(found, {"mcp", "anyio", "tomlkit", "resume_kit.mcp_server"}) == []
