@@ -185,6 +185,8 @@ async def _verify(ctx: Context, unit_id: str | None, timeout_s: float | None) ->
     layout, unit, timeout = plan
     stop = threading.Event()
     finished = threading.Event()
+    gate = threading.Lock()
+    state = {"started": False, "abandoned": False}
     last = [0.0]
 
     def tick(elapsed: float, line: str) -> None:
@@ -196,6 +198,10 @@ async def _verify(ctx: Context, unit_id: str | None, timeout_s: float | None) ->
             anyio.from_thread.run(ctx.report_progress, elapsed, timeout, line or None)
 
     def work() -> dict[str, Any]:
+        with gate:
+            if state["abandoned"]:
+                return {}
+            state["started"] = True
         try:
             return engine.verify_run(layout, unit, timeout, stop, tick)
         finally:
@@ -205,8 +211,12 @@ async def _verify(ctx: Context, unit_id: str | None, timeout_s: float | None) ->
         return await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
     except anyio.get_cancelled_exc_class():
         stop.set()  # the process group is stopped and nothing is recorded
-        with anyio.CancelScope(shield=True):
-            await anyio.to_thread.run_sync(finished.wait)
+        with gate:
+            # cancelled before the worker took it up: anyio may never run it at all
+            state["abandoned"] = not state["started"]
+        if not state["abandoned"]:
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(finished.wait)
         raise
     except ResumeKitError as exc:
         return tool_error(exc)  # type: ignore[no-any-return]
