@@ -29,6 +29,13 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 # TABLE_STEP-th case of the tables below; and Hypothesis examples beyond FAST_EXAMPLES.
 SLOW_TESTS = frozenset(
     {
+        "tests/unit/test_mcp_doc.py::test_docs_mcp_md_matches_the_tool_schemas",
+        "tests/e2e/test_mcp_server.py::test_lists_the_tools_with_schemas",
+        "tests/e2e/test_mcp_server.py::test_calls_each_tool",
+        "tests/e2e/test_mcp_server.py::test_an_agent_added_command_is_refused",
+        "tests/e2e/test_mcp_server.py::test_errors_carry_the_cli_line_and_hint",
+        "tests/e2e/test_mcp_server.py::test_bad_arguments_are_rejected_by_schema",
+        "tests/e2e/test_mcp_server.py::test_cancel_stops_the_process_group_and_marks_nothing",
         "tests/adversarial/test_injection.py::test_fuzzed_file_names_through_the_real_cli",
         "tests/adversarial/test_injection.py::test_json_and_hook_formats_keep_it_data",
         "tests/adversarial/test_security_hooks.py::test_a_filter_driver_that_cannot_be_switched_off_stops_git_before_it_starts",

@@ -20,7 +20,7 @@ def _plain_type() -> Any:
     try:  # typer >= 0.24 vendors click as typer._click
         from typer._click.types import StringParamType
     except ImportError:  # pragma: no cover - older typer on a real click
-        from click.types import (  # type: ignore[no-redef,import-not-found,unused-ignore]
+        from click.types import (  # type: ignore[no-redef,import-not-found,assignment,unused-ignore]
             StringParamType,
         )
 

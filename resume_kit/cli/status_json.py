@@ -24,8 +24,8 @@ def _counts(progress: Progress) -> dict[str, int]:
     }
 
 
-def _next(
-    layout: Layout, progress: Progress, leases: dict[str, str] | None
+def next_data(
+    layout: Layout, progress: Progress, leases: dict[str, str] | None = None
 ) -> dict[str, Any] | None:
     from resume_kit.facts.leases import held_by_others
     from resume_kit.infra.trust import is_trusted
@@ -93,13 +93,13 @@ def status_data(
     from resume_kit.model.progress import SCHEMA_VERSION
     from resume_kit.progress_file.roundtrip import to_data
 
-    return {
+    data: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "goal": progress.goal,
         "units": to_data(progress)["units"],  # a done unit without evidence: claimed done
         "findings": [f.to_dict() for f in findings],
         "counts": _counts(progress),
-        "next": _next(layout, progress, leases),
+        "next": next_data(layout, progress, leases),
         "blocked": [
             {"id": u.id, "reason": u.blocked_reason}
             for u in progress.units
@@ -109,3 +109,6 @@ def status_data(
         "operation": _operation(snapshot),
         "summary": summary_line(progress, findings, leases),
     }
+    if leases:  # only when there are any: a clone that never claims sees no new key
+        data["leases"] = leases
+    return data

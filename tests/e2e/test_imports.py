@@ -20,9 +20,10 @@ from tests.conftest import git
 
 # Never needed by any of these paths: the summariser's SDK and its HTTP stack, typer's optional
 # Pydantic coercion, GitPython (git runs through subprocess), the round-trip YAML library
-# (only a progress file that libyaml rejects needs it), plain HTTP clients.
+# (only a progress file that libyaml rejects needs it), plain HTTP clients, the MCP SDK (only
+# `resume-kit mcp` imports it).
 NEVER = {"anthropic", "httpx", "httpcore", "pydantic", "pydantic_core", "git", "gitdb", "ruamel",
-         "requests", "urllib3"}  # fmt: skip
+         "requests", "urllib3", "mcp", "anyio", "starlette", "uvicorn"}  # fmt: skip
 RENDERING = {
     "jinja2",
     "tiktoken",
@@ -244,3 +245,11 @@ def test_hooks_installed_before_the_package_tree_still_work(
     proc = subprocess.run([*argv, str(message)], cwd=workspace, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert "Resume-Unit: alpha" in message.read_text()
+
+
+@pytest.mark.parametrize("args", [["--help"], ["mcp", "--help"], ["integrate", "codex", "--help"]])
+def test_the_mcp_sdk_is_imported_only_by_the_server(
+    workspace: Path, tmp_path: Path, args: list[str]
+) -> None:
+    found = cli_modules(workspace, tmp_path, *args)
+    assert heavy(found, {"mcp", "anyio", "tomlkit", "resume_kit.mcp_server"}) == []

@@ -12,7 +12,7 @@ from resume_kit.progress_file import io as progress_io
 from resume_kit.progress_file import ledger
 
 
-def _checked_key(key: str) -> str:
+def checked_key(key: str) -> str:
     if not key.strip():
         raise ResumeKitError(
             "the key is empty", hint="use a stable key such as notify-reviewer-pr-42"
@@ -28,14 +28,14 @@ def record(key: str, description: str, status: str) -> int:
         )
     layout = paths.find_layout()
     attempt = progress.Attempt(cast(progress.ActionStatus, status), at=progress.now_iso())
-    action = ledger.record(layout, _checked_key(key), attempt, description)
+    action = ledger.record(layout, checked_key(key), attempt, description)
     count = len(action.history())
     verb = "recorded" if count == 1 else f"recorded attempt {count} of"
     info(f"{verb} action {key} ({status})")
     return 0
 
 
-def _data(action: progress.Action) -> dict[str, object]:
+def action_json(action: progress.Action) -> dict[str, object]:
     from resume_kit.progress_file.roundtrip import action_data
 
     data = action_data(action)
@@ -49,7 +49,7 @@ def list_actions(json_out: bool) -> int:
     layout = paths.find_layout()
     actions = progress_io.load(layout).progress.actions
     if json_out:
-        print_json([_data(a) for a in actions])
+        print_json([action_json(a) for a in actions])
         return 0
     if not actions:
         info("no side effects recorded (resume-kit action record KEY --description D)")
@@ -81,7 +81,7 @@ def check(key: str) -> int:
     """Exit 0 when ``key`` never succeeded, 1 when it did (for scripts, before acting)."""
     from resume_kit.core.escape import escape_controls
 
-    action = ledger.entry(paths.find_layout(), _checked_key(key))
+    action = ledger.entry(paths.find_layout(), checked_key(key))
     if action is None:
         info(escape_controls(f"{key}: never recorded"))
         return 0
@@ -100,7 +100,7 @@ def check(key: str) -> int:
 def forget(key: str) -> int:
     from resume_kit.core.escape import escape_controls
 
-    removed = ledger.forget(paths.find_layout(), _checked_key(key))
+    removed = ledger.forget(paths.find_layout(), checked_key(key))
     if removed is None:
         raise ResumeKitError(
             escape_controls(f"no ledger entry '{key}'"),

@@ -179,8 +179,7 @@ def run(json_out: bool) -> int:
     if json_out:
         from resume_kit.cli.status_json import status_data
 
-        data = status_data(layout, progress, snapshot, findings, leases)
-        ui.print_json({**data, "leases": leases} if leases else data)
+        ui.print_json(status_data(layout, progress, snapshot, findings, leases))
         return 0
     _print_human(progress, snapshot, findings, leases)
     return 0

@@ -37,12 +37,31 @@ def add(
     artifacts: list[str],
     after: list[str],
 ) -> int:
+    layout = paths.find_layout()
+    unit = create(layout, title, verify, unit_id, files, artifacts, after)
+    from resume_kit.infra.trust import approve_created
+
+    approve_created(layout, [unit])
+    info(f"added unit {unit.id}: {unit.title}")
+    return 0
+
+
+def create(
+    layout: paths.Layout,
+    title: str,
+    verify: str,
+    unit_id: str | None,
+    files: list[str],
+    artifacts: list[str],
+    after: list[str],
+) -> Unit:
+    """Append the unit to progress.yaml and return it; approving its command is the caller's
+    choice (`add` approves what a person typed here; the MCP server's `add_unit` does not)."""
     if not title.strip():
         raise ResumeKitError(
             "the title is empty", hint='resume-kit add "Parse the dates" --verify "..."'
         )
     check_command(verify)
-    layout = paths.find_layout()
     with progress_io.transaction(layout) as doc:
         model = doc.progress
         taken = {u.id for u in model.units}
@@ -68,11 +87,7 @@ def add(
             after=after,
         )
         model.units.append(unit)
-    from resume_kit.infra.trust import approve_created
-
-    approve_created(layout, [unit])
-    info(f"added unit {unit.id}: {unit.title}")
-    return 0
+    return unit
 
 
 def set_status(unit_id: str, status: Status, reason: str | None = None) -> int:

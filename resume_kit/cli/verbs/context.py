@@ -64,3 +64,19 @@ def brief(
     from resume_kit.cli.commands import brief as cmd
 
     exit_with(cmd.run(max_tokens, fmt.value, output, summarize))
+
+
+@app.command()
+def mcp(
+    repo: Annotated[
+        Path | None,
+        typer.Option(
+            "--repo", metavar="DIR", help="The repository to serve (default: the current one)."
+        ),
+    ] = None,
+) -> None:
+    """Serve the brief, progress and side-effect ledger as MCP tools on stdio (needs the
+    `mcp` extra)."""
+    from resume_kit.cli.commands import mcp as cmd
+
+    exit_with(cmd.run(repo))

@@ -18,6 +18,12 @@ integrate_app = typer.Typer(
     no_args_is_help=True,
 )
 RemoveOpt = Annotated[bool, typer.Option("--remove", help="Remove our hooks again.")]
+McpOpt = Annotated[
+    bool,
+    typer.Option(
+        "--mcp", help="Add the `resume-kit mcp` server to the agent's MCP config instead."
+    ),
+]
 StopVerifyOpt = Annotated[
     bool,
     typer.Option("--stop-verify", help="Also add a Stop hook that runs the unit's verify command."),
@@ -94,10 +100,13 @@ def integrate_claude(
     ] = False,
     remove: RemoveOpt = False,
     stop_verify: StopVerifyOpt = False,
+    mcp: McpOpt = False,
 ) -> None:
     """Add SessionStart, PostCompact and PreCompact hooks to Claude Code's settings."""
     from resume_kit.cli.commands import integrate as cmd
 
+    if mcp:
+        _mcp("claude", remove, user or local)
     exit_with(cmd.claude(user, remove, stop_verify, local))
 
 
@@ -105,26 +114,35 @@ def integrate_claude(
 def integrate_codex(
     remove: RemoveOpt = False,
     stop_verify: StopVerifyOpt = False,
+    mcp: McpOpt = False,
 ) -> None:
     """Add SessionStart and PreCompact hooks to .codex/hooks.json."""
     from resume_kit.cli.commands import integrate as cmd
 
+    if mcp:
+        _mcp("codex", remove)
     exit_with(cmd.codex(remove, stop_verify))
 
 
 @integrate_app.command("gemini")
-def integrate_gemini(remove: RemoveOpt = False, stop_verify: StopVerifyOpt = False) -> None:
+def integrate_gemini(
+    remove: RemoveOpt = False, stop_verify: StopVerifyOpt = False, mcp: McpOpt = False
+) -> None:
     """Add SessionStart and PreCompress hooks to .gemini/settings.json."""
     from resume_kit.cli.commands import integrate as cmd
 
+    if mcp:
+        _mcp("gemini", remove)
     exit_with(cmd.gemini(remove, stop_verify))
 
 
 @integrate_app.command("cursor")
-def integrate_cursor(remove: RemoveOpt = False) -> None:
+def integrate_cursor(remove: RemoveOpt = False, mcp: McpOpt = False) -> None:
     """A preCompact snapshot hook in .cursor/hooks.json and a rules file to read the brief."""
     from resume_kit.cli.commands import integrate as cmd
 
+    if mcp:
+        _mcp("cursor", remove)
     exit_with(cmd.cursor(remove))
 
 
@@ -184,3 +202,10 @@ def hook_tool(
     from resume_kit.integrations import tool_hook
 
     exit_with(tool_hook.main([phase, "--agent", agent]))
+
+
+def _mcp(agent: str, remove: bool, user: bool = False) -> None:
+    """`--mcp`: the MCP server's entry instead of the hooks (exits)."""
+    from resume_kit.cli.commands import integrate_mcp
+
+    raise typer.Exit(integrate_mcp.run(agent, remove, user))
