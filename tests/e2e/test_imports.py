@@ -244,3 +244,23 @@ def test_hooks_installed_before_the_package_tree_still_work(
     proc = subprocess.run([*argv, str(message)], cwd=workspace, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert "Resume-Unit: alpha" in message.read_text()
+
+
+def test_version_imports_nothing_beyond_the_standard_library(tmp_path: Path) -> None:
+    found = cli_modules(tmp_path, tmp_path, "--version")
+    out = tmp_path / "start.json"
+    start = modules_after(  # what the interpreter loads before any code (site's .pth files)
+        [
+            sys.executable,
+            "-c",
+            f"import json, sys; json.dump(sorted(sys.modules), open({str(out)!r}, 'w'))",
+        ],
+        tmp_path,
+        out,
+    )
+    assert sorted(m for m in third_party(found - start) if not m.startswith("resume_kit")) == []
+    assert {m for m in found if m.startswith("resume_kit")} == {
+        "resume_kit",
+        "resume_kit.cli",
+        "resume_kit.cli.app",
+    }
