@@ -37,9 +37,6 @@ def build(
     layout = find_layout(start)
     progress = progress_io.load(layout).progress
     config = config_mod.load(layout)
-    from resume_kit.infra.tokens import preload
-
-    preload()  # the brief is nearly always counted exactly: load the tokenizer while git runs
     snapshot = take_snapshot(
         layout, config, "brief", progress=progress, transcript_path=transcript_path, hook=hook_input
     )

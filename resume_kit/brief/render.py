@@ -595,6 +595,28 @@ class _LimitHit(BaseException):
     Jinja or a filter can swallow it."""
 
 
+# Environment options of the shipped template's compile; the bytecode cache's folder is
+# named after them (Jinja keys its cache by template name and source only).
+_SHIPPED_OPTIONS = "sandbox,binops*/**/%,trim,lstrip,keep_nl,strict,optimized"
+
+
+def _shipped_bytecode_cache() -> Any:
+    """Jinja's compiled code for the shipped templates in the user's cache folder (trusted,
+    never the repository's), so a brief does not recompile them; None without a usable
+    folder. A repository template is never cached: it is compiled under its limits."""
+    from jinja2 import FileSystemBytecodeCache, __version__
+
+    from resume_kit.infra.cachedir import sha256_hex, user_cache_root
+
+    tag = sha256_hex(f"{__version__}|{_SHIPPED_OPTIONS}".encode())[:16]
+    folder = Path(user_cache_root()) / f"jinja-{tag}"
+    try:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError:
+        return None
+    return FileSystemBytecodeCache(str(folder))
+
+
 def _template(repo: RepoTemplate | None, deadline: float | None = None) -> Any:
     """The compiled brief template: the repository's approved one, else the shipped one.
 
@@ -630,6 +652,7 @@ def _template(repo: RepoTemplate | None, deadline: float | None = None) -> Any:
         keep_trailing_newline=True,
         undefined=StrictUndefined,
         optimized=repo is None,
+        bytecode_cache=_shipped_bytecode_cache() if repo is None else None,
     )
     if repo is None:
         return env.get_template(TEMPLATE_NAME)

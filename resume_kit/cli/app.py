@@ -5,56 +5,86 @@ imports its implementation lazily so that ``resume-kit --help`` and the hook pat
 they use.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: typer reads _root's annotations at run time, and
+# they name the typer imported inside _build_app.
 import os
 import sys
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
-import typer
-
-from resume_kit import __version__
-from resume_kit.cli.verbs import context, demo, hooks, leases, progress, units, verify
-
-app = typer.Typer(
-    name="resume-kit",
-    help="Resume an interrupted coding-agent task from a verified progress snapshot, "
-    "not a chat history. Exit codes: 0 ok, 1 verification failed, 2 usage/config/input "
-    "error, 3 nothing to do, 4 untrusted command refused, 5 unit leased by someone else, 124 timed out, 130 interrupted, "
-    "70 internal error.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
-for area in (progress, units, context, verify, leases, hooks, demo):
-    app.registered_commands.extend(area.app.registered_commands)
-app.add_typer(progress.action_app, name="action")
-app.add_typer(hooks.hook_app, name="hook")
-app.add_typer(hooks.integrate_app, name="integrate")
+if TYPE_CHECKING:
+    import typer
 
 
-def _version(value: bool) -> None:
-    if value:
-        typer.echo(f"resume-kit {__version__}")
-        raise typer.Exit(0)
+def _build_app() -> "typer.Typer":
+    """The typer app; built on first use, so that ``--version`` never imports typer."""
+    import typer
+
+    from resume_kit import __version__
+    from resume_kit.cli.verbs import context, demo, hooks, leases, progress, units, verify
+
+    built = typer.Typer(
+        name="resume-kit",
+        help="Resume an interrupted coding-agent task from a verified progress snapshot, "
+        "not a chat history. Exit codes: 0 ok, 1 verification failed, 2 usage/config/input "
+        "error, 3 nothing to do, 4 untrusted command refused, 5 unit leased by someone else, "
+        "124 timed out, 130 interrupted, "
+        "70 internal error.",
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        context_settings={"help_option_names": ["-h", "--help"]},
+    )
+    for area in (progress, units, context, verify, leases, hooks, demo):
+        built.registered_commands.extend(area.app.registered_commands)
+    built.add_typer(progress.action_app, name="action")
+    built.add_typer(hooks.hook_app, name="hook")
+    built.add_typer(hooks.integrate_app, name="integrate")
+
+    def _version(value: bool) -> None:
+        if value:
+            typer.echo(f"resume-kit {__version__}")
+            raise typer.Exit(0)
+
+    @built.callback()
+    def _root(
+        version: Annotated[
+            bool,
+            typer.Option("--version", callback=_version, is_eager=True, help="Show the version."),
+        ] = False,
+    ) -> None:
+        """Resume an interrupted coding-agent task from a verified progress snapshot."""
+
+    return built
 
 
-@app.callback()
-def _root(
-    version: Annotated[
-        bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
-    ] = False,
-) -> None:
-    """Resume an interrupted coding-agent task from a verified progress snapshot."""
+_app: "typer.Typer | None" = None
+
+
+def __getattr__(name: str) -> Any:
+    """``app``: the typer app, built once on first access (PEP 562)."""
+    global _app
+    if name == "app":
+        if _app is None:
+            _app = _build_app()
+        return _app
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _debug_requested(argv: list[str]) -> bool:
     return "--debug" in argv or os.environ.get("RESUME_KIT_DEBUG", "") not in ("", "0")
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: "list[str] | None" = None) -> None:
     """Console entry point: one error handler, documented exit codes, no traceback by default."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if [a for a in args if a != "--debug"] == ["--version"]:  # the start-up cost alone
+        from resume_kit import __version__
+
+        sys.stdout.write(f"resume-kit {__version__}\n")
+        sys.stdout.flush()
+        sys.exit(0)
+    import typer
+
     try:  # typer >= 0.24 vendors click as typer._click
         from typer import _click as click
     except ImportError:  # pragma: no cover - older typer on a real click
@@ -66,7 +96,6 @@ def main(argv: list[str] | None = None) -> None:
     from resume_kit.cli.ui import error_line
     from resume_kit.infra.errors import EXIT_INTERRUPTED, EXIT_USAGE, ResumeKitError
 
-    args = list(sys.argv[1:] if argv is None else argv)
     debug = _debug_requested(args)
     if "--" in args:
         cut = args.index("--")
@@ -75,7 +104,7 @@ def main(argv: list[str] | None = None) -> None:
         args = [a for a in args if a != "--debug"]
     from resume_kit.cli.params import plain_usage
 
-    command = plain_usage(typer.main.get_command(app))
+    command = plain_usage(typer.main.get_command(__getattr__("app")))
     code = 0
     try:
         result = command.main(args=args, prog_name="resume-kit", standalone_mode=False)

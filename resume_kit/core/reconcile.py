@@ -174,9 +174,40 @@ def _done_unit_conflicts(unit: Unit, conflicted: list[str]) -> Finding | None:
     )
 
 
-def _uncommitted_in(unit: Unit, changed: list[str]) -> list[str]:
-    owned = Ownership(unit.files)
-    return [path for path in changed if owned.owns(path)] if unit.files else []
+class _ChangedIndex:
+    """The changed paths by each folder and file name leading to them, so each done unit's
+    literal files are looked up instead of matched against every path (units x paths)."""
+
+    def __init__(self, changed: list[str]):
+        self.changed = changed
+        self.by_prefix: dict[str, list[int]] = {}
+        self.folders: list[int] = []  # untracked folders shown collapsed ("dir/")
+        for index, path in enumerate(changed):
+            if path.endswith("/"):
+                self.folders.append(index)
+                continue
+            parts = path.split("/")
+            for k in range(1, len(parts) + 1):
+                self.by_prefix.setdefault("/".join(parts[:k]), []).append(index)
+
+    def owned_by(self, owned: Ownership) -> list[str]:
+        """``[path for path in changed if owned.owns(path)]``, in the same order."""
+        hits: set[int] = set()
+        for literal in owned.literals:
+            hits.update(self.by_prefix.get(literal, ()))
+        if owned.regex is not None:
+            regex = owned.regex
+            hits.update(
+                i
+                for i, path in enumerate(self.changed)
+                if i not in hits and not path.endswith("/") and regex.match(path)
+            )
+        hits.update(i for i in self.folders if owned.owns(self.changed[i]))
+        return [self.changed[i] for i in sorted(hits)]
+
+
+def _uncommitted_in(unit: Unit, changed: _ChangedIndex) -> list[str]:
+    return changed.owned_by(Ownership(unit.files)) if unit.files else []
 
 
 def _stuck(unit: Unit) -> Finding | None:
@@ -387,7 +418,7 @@ def reconcile(
         repo = snapshot.get("repo") or {}
         shallow = repo.get("shallow") is True
         conflicted = [str(c.get("path")) for c in repo.get("conflicts") or []]
-        changed = _changed_paths(snapshot.get("changes") or {})
+        changed = _ChangedIndex(_changed_paths(snapshot.get("changes") or {}))
         for unit in progress.units:
             if unit.status == "done":
                 facts = units_facts.get(unit.id)

@@ -2,7 +2,7 @@
 cannot give.
 
 Processes run, at most: ``status`` (always), ``diff --numstat`` for unstaged and for staged
-changes (only when there are some), one ``log`` for the last commits (not on an unborn
+changes (only when there are some and the caller wants line counts), one ``log`` for the last commits (not on an unborn
 branch) and, only while a merge, rebase, cherry-pick or revert is in progress, one ``log
 --no-walk`` for the subjects of the commits it names. Everything else comes from files: the
 operation in progress and what it is about from the git dir, the stash messages from the
@@ -433,13 +433,14 @@ def _records(parsed: dict[str, Any]) -> Iterator[dict[str, Any]]:
 
 
 def read_git_facts(
-    root: Path, git_dir: Path, common_dir: Path, *, max_paths: int = 200
+    root: Path, git_dir: Path, common_dir: Path, *, max_paths: int = 200, line_counts: bool = True
 ) -> dict[str, Any]:
     """``{"repo", "changes", "recent_commits"}`` for the snapshot (shapes in the snapshot schema).
 
     ``git status`` failing (not a repository, git missing) raises ``GitFailed``; the optional
     reads (line counts, commits) degrade to null counts and an empty list instead. The log and
     the line counts run alongside status and each other: they are independent processes.
+    ``line_counts=False`` skips ``diff --numstat``: every count is null.
     """
     from concurrent.futures import ThreadPoolExecutor
 
@@ -459,7 +460,7 @@ def read_git_facts(
                 (changes["staged"], True, changes["counts"]["staged"] > max_paths),
                 (changes["unstaged"], False, changes["counts"]["unstaged"] > max_paths),
             )
-            if items
+            if items and line_counts
         ]
         for items, lines_later in counted:
             lines = lines_later.result()

@@ -235,6 +235,11 @@ def add_evidence_history(
     return summary
 
 
+# Nothing the brief shows reads the changes' line counts: its snapshots leave them null
+# (the schema allows it) and skip two `git diff --numstat` runs.
+TRIGGERS_WITHOUT_LINE_COUNTS = frozenset({"brief"})
+
+
 def take_snapshot(
     layout: Layout,
     config: Config,
@@ -264,7 +269,11 @@ def take_snapshot(
         from resume_kit.facts.git import read_git_facts
 
         facts: dict[str, Any] = read_git_facts(
-            root, layout.git_dir, layout.git_common_dir, max_paths=200
+            root,
+            layout.git_dir,
+            layout.git_common_dir,
+            max_paths=200,
+            line_counts=trigger not in TRIGGERS_WITHOUT_LINE_COUNTS,
         )
         return facts
 

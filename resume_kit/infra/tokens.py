@@ -58,6 +58,12 @@ _RANKS_MAGIC = b"RKRANKv2"
 _DATA_FILE_LIMIT = 16 << 20
 _RANKS_CACHE_LIMIT = 8 << 20
 
+# Exact counts by the SHA-256 of the text (trusted: the user's own cache folder).
+COUNTS_CACHE_NAME = f"cl100k_base-{CL100K_SHA256[:16]}.counts"
+COUNTS_KEEP = 64
+_COUNTS_LIMIT = 64 << 10
+_counted: dict[str, int] = {}
+
 _lock = threading.Lock()
 _encoding: Any = None
 _preloader: threading.Thread | None = None
@@ -227,11 +233,57 @@ def preload() -> None:
     _preloader.start()
 
 
+def _counts_file() -> Path:
+    from resume_kit.infra.cachedir import user_cache_root
+
+    return Path(user_cache_root()) / COUNTS_CACHE_NAME
+
+
+def _stored_counts() -> dict[str, int]:
+    """The counts file as {SHA-256 of the text: count}; empty when missing or damaged."""
+    from resume_kit.infra.safefs import read_regular
+
+    counts: dict[str, int] = {}
+    try:
+        data = read_regular(_counts_file(), _COUNTS_LIMIT, follow=True)
+    except Exception:  # no cache folder, unreadable, a FIFO, too large: count afresh
+        return counts
+    for line in data.decode("ascii", "replace").splitlines():
+        digest, _, number = line.partition(" ")
+        if len(digest) == 64 and number.isdigit() and len(number) < 10:
+            counts[digest] = int(number)
+    return counts
+
+
+def _store_count(digest: str, count: int) -> None:
+    counts = _stored_counts()
+    counts.pop(digest, None)
+    counts[digest] = count  # newest last: the oldest are dropped first
+    kept = list(counts.items())[-COUNTS_KEEP:]
+    from resume_kit.infra.store import atomic_write
+
+    body = "".join(f"{d} {n}\n" for d, n in kept).encode("ascii")
+    with contextlib.suppress(Exception):  # a read-only home: count again next time
+        atomic_write(_counts_file(), body)
+
+
 def count_tokens(text: str) -> int:
-    """The exact cl100k_base token count (special-token text counts as ordinary text)."""
+    """The exact cl100k_base token count (special-token text counts as ordinary text).
+
+    Counts are remembered by the text's SHA-256 in this process and in the user's cache folder
+    (:data:`COUNTS_CACHE_NAME`): the brief is usually the same text as last time, and a
+    remembered count spares loading the encoding."""
     if not text:
         return 0
-    return len(encoding().encode(text, disallowed_special=()))
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    known = _counted.get(digest)
+    if known is None:
+        known = _stored_counts().get(digest)
+    if known is None:
+        known = len(encoding().encode(text, disallowed_special=()))
+        _store_count(digest, known)
+    _counted[digest] = known
+    return known
 
 
 def upper_bound(text: str) -> int:

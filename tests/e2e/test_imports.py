@@ -253,3 +253,23 @@ def test_the_mcp_sdk_is_imported_only_by_the_server(
 ) -> None:
     found = cli_modules(workspace, tmp_path, *args)
     assert heavy(found, {"mcp", "anyio", "tomlkit", "resume_kit.mcp_server"}) == []
+
+
+def test_version_imports_nothing_beyond_the_standard_library(tmp_path: Path) -> None:
+    found = cli_modules(tmp_path, tmp_path, "--version")
+    out = tmp_path / "start.json"
+    start = modules_after(  # what the interpreter loads before any code (site's .pth files)
+        [
+            sys.executable,
+            "-c",
+            f"import json, sys; json.dump(sorted(sys.modules), open({str(out)!r}, 'w'))",
+        ],
+        tmp_path,
+        out,
+    )
+    assert sorted(m for m in third_party(found - start) if not m.startswith("resume_kit")) == []
+    assert {m for m in found if m.startswith("resume_kit")} == {
+        "resume_kit",
+        "resume_kit.cli",
+        "resume_kit.cli.app",
+    }
