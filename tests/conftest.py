@@ -29,6 +29,10 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 # TABLE_STEP-th case of the tables below; and Hypothesis examples beyond FAST_EXAMPLES.
 SLOW_TESTS = frozenset(
     {
+        "tests/e2e/test_drill.py::test_a_sound_setup_holds_with_reproducible_kills_and_a_saved_receipt",
+        "tests/e2e/test_drill.py::test_a_verify_that_passes_only_the_first_time_breaks_the_drill",
+        "tests/e2e/test_drill.py::test_an_artifact_outside_the_work_tree_breaks_the_drill",
+        "tests/e2e/test_drill.py::test_a_verify_that_touches_a_shared_file_in_the_live_tree_breaks_the_drill",
         "tests/adversarial/test_injection.py::test_fuzzed_file_names_through_the_real_cli",
         "tests/adversarial/test_injection.py::test_json_and_hook_formats_keep_it_data",
         "tests/adversarial/test_security_hooks.py::test_a_filter_driver_that_cannot_be_switched_off_stops_git_before_it_starts",

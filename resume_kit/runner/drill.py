@@ -383,10 +383,14 @@ class Drill:
         assert self.layout is not None and self.wt is not None
         progress = progress_io.load(self.layout).progress
         for unit in progress.units:
-            for art in unit.artifacts:
+            for art in unit.artifacts:  # the file validates; a symlink on the way may not
                 inside = (self.wt / art).resolve()
                 if not inside.is_relative_to(self.wt.resolve()):
                     self.receipt.breaks("contained", None, unit.id, f"artifact {art} is outside")
+            live = str(self.live.root)
+            if unit.verify and unit.id in self.receipt.ran and live in unit.verify:
+                detail = "the verify command names a path in the live tree"
+                self.receipt.breaks("contained", None, unit.id, detail)
             if unit.status != "done" or unit.id in done_at_start or unit.verify is None:
                 continue
             try:
