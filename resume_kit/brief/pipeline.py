@@ -22,6 +22,7 @@ def build(
     from resume_kit.facts.snapshot import take_snapshot
     from resume_kit.facts.snapshot_store import save_snapshot
     from resume_kit.infra.paths import find_layout
+    from resume_kit.model.progress import pick_next
     from resume_kit.progress_file import config as config_mod
     from resume_kit.progress_file import io as progress_io
 
@@ -75,7 +76,20 @@ def build(
     )
     budget = max_tokens if max_tokens is not None else config.brief_max_tokens
     rendered = render(brief, fmt, budget, _approved_template(layout.root))
+    _remember(layout, rendered.text, pick_next(progress), summary, hook_input)
     return rendered.text, rendered, layout
+
+
+def _remember(layout: Any, text: str, next_unit: Any, summary: Any, hook: Any) -> None:
+    """The brief (and the session summary it carried) into the state library (fails open)."""
+    from resume_kit.facts.history_db import append
+
+    session = hook.get("session_id") if isinstance(hook, dict) else None
+    trace = session if isinstance(session, str) and session else None
+    unit = next_unit.id if next_unit is not None else None
+    append(layout, "brief", text, unit=unit, trace=trace)
+    if summary is not None:
+        append(layout, "summary", str(summary), unit=unit, trace=trace)
 
 
 def _next_approved(layout: Any, progress: Any) -> bool:

@@ -14,7 +14,7 @@ from typing import Annotated
 import typer
 
 from resume_kit import __version__
-from resume_kit.cli.verbs import context, demo, drill, hooks, progress, units, verify
+from resume_kit.cli.verbs import context, demo, drill, history, hooks, progress, units, verify
 
 app = typer.Typer(
     name="resume-kit",
@@ -30,6 +30,7 @@ app = typer.Typer(
 for area in (progress, units, context, verify, drill, hooks, demo):
     app.registered_commands.extend(area.app.registered_commands)
 app.add_typer(progress.action_app, name="action")
+app.add_typer(history.history_app, name="history")
 app.add_typer(hooks.hook_app, name="hook")
 app.add_typer(hooks.integrate_app, name="integrate")
 
