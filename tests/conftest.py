@@ -29,6 +29,9 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 # TABLE_STEP-th case of the tables below; and Hypothesis examples beyond FAST_EXAMPLES.
 SLOW_TESTS = frozenset(
     {
+        "tests/e2e/test_timeline.py::test_timeline_counts_and_burn_down",
+        "tests/e2e/test_timeline.py::test_the_html_report_renders_in_headless_chromium",
+        "tests/e2e/test_history_crash.py::test_a_kill_9_during_writes_leaves_a_sound_database",
         "tests/e2e/test_drill.py::test_a_sound_setup_holds_with_reproducible_kills_and_a_saved_receipt",
         "tests/e2e/test_drill.py::test_a_verify_that_passes_only_the_first_time_breaks_the_drill",
         "tests/e2e/test_drill.py::test_an_artifact_outside_the_work_tree_breaks_the_drill",

@@ -27,7 +27,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-for area in (progress, units, context, verify, drill, hooks, demo):
+for area in (progress, units, context, verify, drill, history, hooks, demo):
     app.registered_commands.extend(area.app.registered_commands)
 app.add_typer(progress.action_app, name="action")
 app.add_typer(history.history_app, name="history")

@@ -219,3 +219,14 @@ def later_pass(path: Path, unit: str | None, after: float) -> bool:
         return row is not None
     finally:
         con.close()
+
+
+def all_records(path: Path) -> list[dict[str, Any]]:
+    """Every record, oldest first (the timeline)."""
+    if not path.is_file():
+        return []
+    con = connect(path)
+    try:
+        return _rows(con.execute(f"SELECT {_COLUMNS} FROM records ORDER BY at, id"))
+    finally:
+        con.close()

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from resume_kit.cli.params import PLAIN, JsonOpt, exit_with
 
+app = typer.Typer()  # top-level: timeline
 history_app = typer.Typer(
     help="Search the state library: every snapshot, brief, verify outcome and ledger attempt.",
     no_args_is_help=True,
@@ -42,3 +44,17 @@ def show(
     from resume_kit.cli.commands import history as cmd
 
     exit_with(cmd.show(ident, json_out))
+
+
+@app.command()
+def timeline(
+    html_file: Annotated[
+        Path | None,
+        typer.Option("--html", metavar="FILE", help="Also write a one-page HTML report there."),
+    ] = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Sessions, compactions, verified units and failures over time, with a burn-down."""
+    from resume_kit.cli.commands import timeline as cmd
+
+    exit_with(cmd.run(html_file, json_out))
