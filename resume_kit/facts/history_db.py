@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from resume_kit.infra.paths import Layout
 
 TRACE_ENV = "RESUME_KIT_TRACE"  # a run or agent session passes its trace id to what it starts
+OFF_ENV = "RESUME_KIT_HISTORY"  # "off": write nothing (a drill's throwaway work tree)
 MAX_BYTES = 64 * 1024 * 1024
 PRUNE_FRACTION = 0.25
 PRUNE_EVERY = 200  # rows between two size checks
@@ -100,6 +101,8 @@ def append(
     trace: str | None = None,
 ) -> int | None:
     """Add one record; its id, or None when the history could not be written (fail open)."""
+    if os.environ.get(OFF_ENV) == "off":
+        return None
     try:
         path = db_path(str(layout.root), str(layout.git_common_dir))
         con = connect(path)

@@ -236,13 +236,14 @@ class Drill:
         return sorted(p.name for p in runs.iterdir() if p.name.endswith(".log"))
 
     def _env(self) -> dict[str, str]:
-        from resume_kit.facts.history_db import TRACE_ENV
+        from resume_kit.facts.history_db import OFF_ENV, TRACE_ENV
         from resume_kit.infra.trust import TRUST_ENV
 
         env = dict(os.environ)
         # the live tree's approvals were checked before the drill; the copy is keyed elsewhere
         env[TRUST_ENV] = "all"
         env[TRACE_ENV] = self.receipt.trace
+        env[OFF_ENV] = "off"  # a throwaway tree's history would only litter --all-repos
         return env
 
     def _segment(

@@ -54,6 +54,8 @@ def test_a_sound_setup_holds_with_reproducible_kills_and_a_saved_receipt(
     saved = Path(first["saved"])
     assert saved.is_relative_to(isolated_home / ".local" / "share" / "resume-kit" / "drills")
     assert json.loads(saved.read_text())["trace"] == first["trace"]
+    history = isolated_home / ".local" / "share" / "resume-kit" / "history"
+    assert len(list(history.glob("*.sqlite3"))) <= 1  # the live tree's only, no throwaway's
     assert saved.with_suffix(".txt").read_text().startswith(f"drill {first['trace']}")
     _, again = _drill(repo, "--kills", "2", "--seed", "11")
     moments = [(k["after_start"], k["event"]) for k in first["kills"]]
