@@ -66,6 +66,15 @@ def trace_id() -> str:
 
 
 def history_root() -> Path:
+    """``platformdirs.user_data_dir("resume-kit")/history``, without importing platformdirs on
+    Linux and macOS (it costs milliseconds on the snapshot path)."""
+    import sys
+
+    if sys.platform.startswith("linux"):
+        base = os.environ.get("XDG_DATA_HOME", "").strip() or os.path.expanduser("~/.local/share")
+        return Path(base) / "resume-kit" / "history"
+    if sys.platform == "darwin":
+        return Path(os.path.expanduser("~/Library/Application Support/resume-kit/history"))
     from platformdirs import user_data_dir
 
     return Path(user_data_dir("resume-kit", appauthor=False)) / "history"

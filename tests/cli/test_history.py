@@ -103,3 +103,11 @@ def test_the_size_cap_prunes_the_oldest_rows(tmp_path: Path) -> None:
     assert deleted > 0 and size <= 300_000
     assert oldest == float(deleted)  # the oldest went first
     assert history_db.search([path], "row 1999")
+
+
+def test_the_history_folder_is_platformdirs_data_dir() -> None:
+    from platformdirs import user_data_dir
+
+    assert (
+        history_db.history_root() == Path(user_data_dir("resume-kit", appauthor=False)) / "history"
+    )
