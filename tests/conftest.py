@@ -36,6 +36,13 @@ SLOW_TESTS = frozenset(
         "tests/e2e/test_mcp_server.py::test_errors_carry_the_cli_line_and_hint",
         "tests/e2e/test_mcp_server.py::test_bad_arguments_are_rejected_by_schema",
         "tests/e2e/test_mcp_server.py::test_cancel_stops_the_process_group_and_marks_nothing",
+        "tests/e2e/test_timeline.py::test_timeline_counts_and_burn_down",
+        "tests/e2e/test_timeline.py::test_the_html_report_renders_in_headless_chromium",
+        "tests/e2e/test_history_crash.py::test_a_kill_9_during_writes_leaves_a_sound_database",
+        "tests/e2e/test_drill.py::test_a_sound_setup_holds_with_reproducible_kills_and_a_saved_receipt",
+        "tests/e2e/test_drill.py::test_a_verify_that_passes_only_the_first_time_breaks_the_drill",
+        "tests/e2e/test_drill.py::test_an_artifact_outside_the_work_tree_breaks_the_drill",
+        "tests/e2e/test_drill.py::test_a_verify_that_touches_a_shared_file_in_the_live_tree_breaks_the_drill",
         "tests/adversarial/test_injection.py::test_fuzzed_file_names_through_the_real_cli",
         "tests/adversarial/test_injection.py::test_json_and_hook_formats_keep_it_data",
         "tests/adversarial/test_security_hooks.py::test_a_filter_driver_that_cannot_be_switched_off_stops_git_before_it_starts",
@@ -257,6 +264,7 @@ PROCESS_STATE: tuple[tuple[str, str], ...] = (
     ("resume_kit.progress_file.config", "_NOTED"),  # the config.yaml note
     ("resume_kit.progress_file.io", "_LOADED"),  # the text this process last read or wrote
     ("resume_kit.infra.gitcmd", "_filter_cache"),  # filter drivers per directory
+    ("resume_kit.facts.history_db", "_TRACE"),  # the process's trace id
 )
 # Kept on purpose, being pure functions of the installed package: the cl100k ranks
 # (resume_kit.infra.tokens._encoding), the YAML loader class, lru_caches of pure functions.

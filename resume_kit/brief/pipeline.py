@@ -16,7 +16,7 @@ def build(
     hook_input: dict[str, Any] | None,
 ) -> tuple[str, Any, Any]:
     """(rendered text, RenderedBrief, layout) for the current work tree."""
-    from resume_kit.brief.build import build_brief
+    from resume_kit.brief.build import build_brief, next_unleased
     from resume_kit.brief.render import render
     from resume_kit.core.reconcile import reconcile
     from resume_kit.facts.snapshot import take_snapshot
@@ -76,7 +76,20 @@ def build(
     )
     budget = max_tokens if max_tokens is not None else config.brief_max_tokens
     rendered = render(brief, fmt, budget, _approved_template(layout.root))
+    _remember(layout, rendered.text, next_unleased(progress, leases), summary, hook_input)
     return rendered.text, rendered, layout
+
+
+def _remember(layout: Any, text: str, next_unit: Any, summary: Any, hook: Any) -> None:
+    """The brief (and the session summary it carried) into the state library (fails open)."""
+    from resume_kit.facts.history_db import append
+
+    session = hook.get("session_id") if isinstance(hook, dict) else None
+    trace = session if isinstance(session, str) and session else None
+    unit = next_unit.id if next_unit is not None else None
+    append(layout, "brief", text, unit=unit, trace=trace)
+    if summary is not None:
+        append(layout, "summary", str(summary), unit=unit, trace=trace)
 
 
 def _next_approved(layout: Any, progress: Any, leases: dict[str, str]) -> bool:

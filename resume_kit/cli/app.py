@@ -20,7 +20,17 @@ def _build_app() -> "typer.Typer":
     import typer
 
     from resume_kit import __version__
-    from resume_kit.cli.verbs import context, demo, hooks, leases, progress, units, verify
+    from resume_kit.cli.verbs import (
+        context,
+        demo,
+        drill,
+        history,
+        hooks,
+        leases,
+        progress,
+        units,
+        verify,
+    )
 
     built = typer.Typer(
         name="resume-kit",
@@ -34,9 +44,10 @@ def _build_app() -> "typer.Typer":
         pretty_exceptions_enable=False,
         context_settings={"help_option_names": ["-h", "--help"]},
     )
-    for area in (progress, units, context, verify, leases, hooks, demo):
+    for area in (progress, units, context, verify, leases, drill, history, hooks, demo):
         built.registered_commands.extend(area.app.registered_commands)
     built.add_typer(progress.action_app, name="action")
+    built.add_typer(history.history_app, name="history")
     built.add_typer(hooks.hook_app, name="hook")
     built.add_typer(hooks.integrate_app, name="integrate")
 

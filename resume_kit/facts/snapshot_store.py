@@ -76,7 +76,18 @@ def save_snapshot(layout: Layout, snapshot: Snapshot, keep: int) -> Path:
     path = layout.snapshots / f"{snapshot['id']}.json"
     atomic_write(path, dump_snapshot(snapshot))
     prune(layout.snapshots, SNAPSHOT_NAME, max(1, keep))
+    _remember(layout, snapshot)
     return path
+
+
+def _remember(layout: Layout, snapshot: Snapshot) -> None:
+    """The snapshot into the state library (facts/history_db; one INSERT, fails open)."""
+    from resume_kit.facts.history_db import append
+
+    repo = snapshot.get("repo")
+    head = repo.get("head") if isinstance(repo, dict) else None
+    text = f"snapshot {snapshot.get('id')} trigger {snapshot.get('trigger')}"
+    append(layout, "snapshot", text, commit=head if isinstance(head, str) else None)
 
 
 def _integrity_problem(data: Mapping[str, object]) -> str | None:

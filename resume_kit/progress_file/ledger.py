@@ -20,7 +20,12 @@ def entry(layout: Layout, key: str) -> Action | None:
 def record(layout: Layout, key: str, attempt: Attempt, description: str = "") -> Action:
     """Append ``attempt`` to ``key`` (a new entry when there is none)."""
     with progress_io.transaction(layout) as doc:
-        return record_attempt(doc.progress, key, attempt, description)
+        action = record_attempt(doc.progress, key, attempt, description)
+    from resume_kit.facts.history_db import append
+
+    text = f"{key} {attempt.status} {attempt.command or description}"
+    append(layout, "ledger", text, passed=attempt.status == "success", trace=attempt.session)
+    return action
 
 
 def settle(

@@ -711,6 +711,26 @@ def verify_unit(
     # Facts about the workspace are taken as the command left it, before waiting for the lock.
     state = workspace_state(layout.root, unit) if result.passed else None
     attempt = None if result.passed else attempt_state(layout.root, unit)
-    return record(
+    outcome = record(
         layout, unit, command, result, state, log, timeout_s, txn=txn, start=start, attempt=attempt
+    )
+    if outcome.recorded:
+        _remember(layout, outcome, state)
+    return outcome
+
+
+def _remember(layout: Layout, outcome: Outcome, state: WorkspaceState | None) -> None:
+    """The outcome into the state library (facts/history_db; fails open)."""
+    from resume_kit.facts.history_db import append
+
+    failure = outcome.failure
+    text = f"{outcome.command}\n{failure.excerpt or ''}" if failure is not None else outcome.command
+    append(
+        layout,
+        "verify",
+        text,
+        unit=outcome.unit_id,
+        commit=state.commit if state is not None else head_and_dirty(layout.root)[0],
+        signature=failure.signature if failure is not None else None,
+        passed=outcome.result.passed,
     )

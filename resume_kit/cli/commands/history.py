@@ -1,0 +1,108 @@
+"""``resume-kit history search TEXT`` and ``history show ID``: read the state library
+(:mod:`resume_kit.facts.history_db`). Every text from the database is printed as data, redacted
+and on one line per record."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Any
+
+from resume_kit.cli.ui import hint, out, print_json, say
+from resume_kit.infra.errors import EXIT_NOTHING_TO_DO, EXIT_OK
+
+
+def _when(at: float) -> str:
+    return dt.datetime.fromtimestamp(at, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _line(row: dict[str, Any]) -> str:
+    from resume_kit.core.inert import one_line
+
+    passed = {1: " passed", 0: " failed"}.get(row["passed"], "")
+    bits = [
+        f"#{row['id']}",
+        _when(row["at"]),
+        f"{row['kind']}{passed}",
+        f"unit {row['unit']}" if row["unit"] else "",
+        f"commit {row['commit_sha'][:10]}" if row["commit_sha"] else "",
+        f"trace {row['trace']}" if row["trace"] else "",
+    ]
+    head = " ".join(b for b in bits if b)
+    return f"{head}: {one_line(row['text'], 160)}"
+
+
+def _own_db() -> Path:
+    from resume_kit.facts.history_db import db_path
+    from resume_kit.infra.paths import find_layout
+
+    layout = find_layout()
+    return db_path(str(layout.root), str(layout.git_common_dir))
+
+
+def _passed_later(rows: list[dict[str, Any]]) -> bool:
+    """Whether a verify of the unit passed after the last match that was not itself a pass."""
+    from resume_kit.facts.history_db import later_pass
+
+    pivot = next((r for r in reversed(rows) if r["passed"] != 1), rows[-1])
+    return later_pass(Path(pivot["db"]), pivot["unit"], pivot["at"])
+
+
+def search(text: str, json_out: bool, all_repos: bool) -> int:
+    from resume_kit.facts.history_db import history_root
+    from resume_kit.facts.history_db import search as find
+
+    paths = sorted(history_root().glob("*.sqlite3")) if all_repos else [_own_db()]
+    rows = find(paths, text)
+    summary: dict[str, Any] = {"query": text, "matches": len(rows)}
+    if rows:
+        first, last = rows[0], rows[-1]
+        summary.update(
+            first={
+                "id": first["id"],
+                "at": _when(first["at"]),
+                "unit": first["unit"],
+                "commit": first["commit_sha"],
+                "root": first["root"],
+            },
+            last={
+                "id": last["id"],
+                "at": _when(last["at"]),
+                "unit": last["unit"],
+                "commit": last["commit_sha"],
+                "root": last["root"],
+            },
+            passed_later=_passed_later(rows),
+        )
+    if json_out:
+        for row in rows:
+            row.pop("db", None)
+        print_json({**summary, "records": rows})
+        return EXIT_OK if rows else EXIT_NOTHING_TO_DO
+    if not rows:
+        say(f"nothing in the history matches {text!r}")
+        hint("--all-repos searches your other work trees too")
+        return EXIT_NOTHING_TO_DO
+    f, la = summary["first"], summary["last"]
+    out(
+        f"{len(rows)} records; first {f['at']} (unit {f['unit']}, commit {f['commit']}), "
+        f"last {la['at']} (unit {la['unit']}, commit {la['commit']}); "
+        + ("a later verify passed" if summary["passed_later"] else "no later verify passed")
+    )
+    for row in rows:
+        out(("" if not all_repos else f"[{row['root']}] ") + _line(row))
+    return EXIT_OK
+
+
+def show(ident: str, json_out: bool) -> int:
+    from resume_kit.facts.history_db import unit_records
+
+    rows = unit_records(_own_db(), ident)
+    if json_out:
+        print_json({"id": ident, "records": rows})
+    elif not rows:
+        say(f"no record of unit or trace {ident!r} in this work tree's history")
+    else:
+        for row in rows:
+            out(_line(row))
+    return EXIT_OK if rows else EXIT_NOTHING_TO_DO

@@ -1,0 +1,246 @@
+"""The state library: every snapshot, brief, verify outcome and ledger attempt as one row of a
+SQLite database with an FTS5 index (docs/history.md).
+
+One database per work tree in the user's data directory (``history/<key>.sqlite3``, the key as
+for the cache folder), so a clone cannot ship a forged one. WAL journal, ``synchronous=NORMAL``:
+a kill -9 loses at most the row being written, never the file. Size cap :data:`MAX_BYTES`: when
+the file grows past it, the oldest :data:`PRUNE_FRACTION` of the rows go. An append is one
+INSERT (the FTS index follows by trigger); ``sqlite3`` is imported only when a row is written.
+Appends fail open: the history never stops a command or a hook.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import sqlite3
+
+    from resume_kit.infra.paths import Layout
+
+TRACE_ENV = "RESUME_KIT_TRACE"  # a run or agent session passes its trace id to what it starts
+OFF_ENV = "RESUME_KIT_HISTORY"  # "off": write nothing (a drill's throwaway work tree)
+MAX_BYTES = 64 * 1024 * 1024
+PRUNE_FRACTION = 0.25
+PRUNE_EVERY = 200  # rows between two size checks
+EXCERPT_CHARS = 4000
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS records (
+    id INTEGER PRIMARY KEY,
+    at REAL NOT NULL,
+    kind TEXT NOT NULL,
+    unit TEXT,
+    commit_sha TEXT,
+    trace TEXT,
+    signature TEXT,
+    passed INTEGER,
+    root TEXT NOT NULL,
+    text TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS records_unit ON records(unit, at);
+CREATE INDEX IF NOT EXISTS records_trace ON records(trace);
+CREATE VIRTUAL TABLE IF NOT EXISTS records_fts USING fts5(
+    text, unit, kind, content='records', content_rowid='id'
+);
+CREATE TRIGGER IF NOT EXISTS records_ai AFTER INSERT ON records BEGIN
+    INSERT INTO records_fts(rowid, text, unit, kind) VALUES (new.id, new.text, new.unit, new.kind);
+END;
+CREATE TRIGGER IF NOT EXISTS records_ad AFTER DELETE ON records BEGIN
+    INSERT INTO records_fts(records_fts, rowid, text, unit, kind)
+    VALUES ('delete', old.id, old.text, old.unit, old.kind);
+END;
+"""
+_TRACE: dict[str, str] = {}  # this process's trace id, made once
+
+
+def trace_id() -> str:
+    """The trace id of this process: the one it was started with (``RESUME_KIT_TRACE``, set by
+    ``run``, ``drill`` or an agent session's hook), else one made for this process."""
+    if "id" not in _TRACE:
+        given = os.environ.get(TRACE_ENV, "").strip()
+        _TRACE["id"] = given[:64] if given else os.urandom(6).hex()
+    return _TRACE["id"]
+
+
+def history_root() -> Path:
+    """``platformdirs.user_data_dir("resume-kit")/history``, without importing platformdirs on
+    Linux and macOS (it costs milliseconds on the snapshot path)."""
+    import sys
+
+    if sys.platform.startswith("linux"):
+        base = os.environ.get("XDG_DATA_HOME", "").strip() or os.path.expanduser("~/.local/share")
+        return Path(base) / "resume-kit" / "history"
+    if sys.platform == "darwin":
+        return Path(os.path.expanduser("~/Library/Application Support/resume-kit/history"))
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("resume-kit", appauthor=False)) / "history"
+
+
+def db_path(root: str, git_common_dir: str) -> Path:
+    from resume_kit.infra.cachedir import sha256_hex
+
+    key = sha256_hex(f"{root}\0{git_common_dir}".encode("utf-8", "surrogateescape"))[:32]
+    return history_root() / f"{key}.sqlite3"
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    import sqlite3
+
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    con = sqlite3.connect(str(path), timeout=5.0, isolation_level=None)
+    con.execute("PRAGMA journal_mode=WAL")
+    con.execute("PRAGMA synchronous=NORMAL")
+    con.executescript(_SCHEMA)
+    return con
+
+
+def append(
+    layout: Layout,
+    kind: str,
+    text: str,
+    *,
+    unit: str | None = None,
+    commit: str | None = None,
+    signature: str | None = None,
+    passed: bool | None = None,
+    trace: str | None = None,
+) -> int | None:
+    """Add one record; its id, or None when the history could not be written (fail open)."""
+    if os.environ.get(OFF_ENV) == "off":
+        return None
+    try:
+        from resume_kit.infra.redact import redact
+
+        path = db_path(str(layout.root), str(layout.git_common_dir))
+        con = connect(path)
+        try:
+            cur = con.execute(
+                "INSERT INTO records(at, kind, unit, commit_sha, trace, signature, passed, root,"
+                " text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    time.time(),
+                    kind,
+                    unit,
+                    commit,
+                    trace or trace_id(),
+                    signature,
+                    None if passed is None else int(passed),
+                    str(layout.root),
+                    redact(text[:EXCERPT_CHARS]),  # stored redacted, not only shown so
+                ),
+            )
+            row = cur.lastrowid
+            if row is not None and row % PRUNE_EVERY == 0:
+                prune(con, path)
+            return row
+        finally:
+            con.close()
+    except Exception:  # the history never stops a command or a hook
+        return None
+
+
+def prune(con: sqlite3.Connection, path: Path, max_bytes: int = MAX_BYTES) -> int:
+    """Delete the oldest :data:`PRUNE_FRACTION` of the rows while the file is over the cap."""
+    deleted = 0
+    for _ in range(8):
+        size = path.stat().st_size + _wal_size(path)
+        if size <= max_bytes:
+            break
+        (count,) = con.execute("SELECT count(*) FROM records").fetchone()
+        drop = max(1, int(count * PRUNE_FRACTION))
+        con.execute(
+            "DELETE FROM records WHERE id IN (SELECT id FROM records ORDER BY id LIMIT ?)", (drop,)
+        )
+        deleted += drop
+        con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        con.execute("VACUUM")
+    return deleted
+
+
+def _wal_size(path: Path) -> int:
+    try:
+        return path.with_name(path.name + "-wal").stat().st_size
+    except OSError:
+        return 0
+
+
+_COLUMNS = "id, at, kind, unit, commit_sha, trace, signature, passed, root, text"
+
+
+def _rows(cur: sqlite3.Cursor) -> list[dict[str, Any]]:
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+
+
+def fts_query(text: str) -> str:
+    """``text`` as an FTS5 phrase (every word, in order; quotes doubled): user text is data."""
+    return '"' + text.replace('"', '""') + '"'
+
+
+def search(paths: list[Path], text: str, limit: int = 200) -> list[dict[str, Any]]:
+    """Records matching ``text`` in the databases ``paths``, oldest first."""
+    found: list[dict[str, Any]] = []
+    for path in paths:
+        if not path.is_file():
+            continue
+        con = connect(path)
+        try:
+            cur = con.execute(
+                f"SELECT {', '.join('r.' + c for c in _COLUMNS.split(', '))} FROM records_fts"
+                " JOIN records r ON r.id = records_fts.rowid WHERE records_fts MATCH ?"
+                " ORDER BY r.at LIMIT ?",
+                (fts_query(text), limit),
+            )
+            found += [dict(row, db=str(path)) for row in _rows(cur)]
+        finally:
+            con.close()
+    return sorted(found, key=lambda r: r["at"])
+
+
+def unit_records(path: Path, ident: str) -> list[dict[str, Any]]:
+    """Every record of unit ``ident``, or of trace ``ident`` when no unit has that id."""
+    if not path.is_file():
+        return []
+    con = connect(path)
+    try:
+        rows = _rows(
+            con.execute(f"SELECT {_COLUMNS} FROM records WHERE unit = ? ORDER BY at, id", (ident,))
+        )
+        if not rows:
+            rows = _rows(
+                con.execute(
+                    f"SELECT {_COLUMNS} FROM records WHERE trace = ? ORDER BY at, id", (ident,)
+                )
+            )
+        return rows
+    finally:
+        con.close()
+
+
+def later_pass(path: Path, unit: str | None, after: float) -> bool:
+    if unit is None or not path.is_file():
+        return False
+    con = connect(path)
+    try:
+        row = con.execute(
+            "SELECT 1 FROM records WHERE unit = ? AND kind = 'verify' AND passed = 1 AND at > ?",
+            (unit, after),
+        ).fetchone()
+        return row is not None
+    finally:
+        con.close()
+
+
+def all_records(path: Path) -> list[dict[str, Any]]:
+    """Every record, oldest first (the timeline)."""
+    if not path.is_file():
+        return []
+    con = connect(path)
+    try:
+        return _rows(con.execute(f"SELECT {_COLUMNS} FROM records ORDER BY at, id"))
+    finally:
+        con.close()

@@ -1,0 +1,101 @@
+"""`resume-kit drill`: real `run` subprocesses SIGKILLed in a throwaway worktree, real git."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import git, run_cli_subprocess
+
+pytestmark = pytest.mark.subprocess
+
+
+def _plan(repo: Path, *units: tuple[str, str, list[str]]) -> None:
+    assert run_cli_subprocess("init", "--goal", "drill", cwd=repo).code == 0
+    for title, verify, extra in units:
+        assert run_cli_subprocess("add", title, "--verify", verify, *extra, cwd=repo).code == 0
+    assert run_cli_subprocess("trust", "--yes", cwd=repo).code == 0
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "plan")
+
+
+def _drill(repo: Path, *args: str) -> tuple[int, dict]:  # type: ignore[type-arg]
+    result = run_cli_subprocess("drill", "--json", *args, cwd=repo, timeout=300)
+    assert result.code in (0, 1), result.stderr
+    return result.code, json.loads(result.stdout)
+
+
+def _broken(receipt: dict) -> dict[str, list[dict]]:  # type: ignore[type-arg]
+    return {i["name"]: i["broken"] for i in receipt["invariants"] if not i["held"]}
+
+
+def test_a_sound_setup_holds_with_reproducible_kills_and_a_saved_receipt(
+    repo: Path, isolated_home: Path
+) -> None:
+    _plan(
+        repo,
+        *[(f"step {i}", f"sleep 0.2; echo {i} > out{i}.txt", []) for i in range(1, 4)],
+        ("publish", "git push origin main", []),
+    )
+    status_before = git(repo, "status", "--porcelain").stdout
+    code, first = _drill(repo, "--kills", "2", "--seed", "11")
+    assert code == 0, _broken(first)
+    assert len(first["kills"]) == 2
+    assert all(k["unit"] for k in first["kills"])
+    assert sorted(first["ran"]) == ["step-1", "step-2", "step-3"]
+    assert first["skipped"] == [{"unit": "publish", "reason": "side effect (git-push)"}]
+    assert all(k["resume_s"] is not None for k in first["kills"])
+    # the live tree: untouched, no worktree left, nothing done in the live progress file
+    assert git(repo, "status", "--porcelain").stdout == status_before
+    assert len(git(repo, "worktree", "list").stdout.splitlines()) == 1
+    assert not (repo / "out1.txt").exists()
+    saved = Path(first["saved"])
+    assert saved.is_relative_to(isolated_home / ".local" / "share" / "resume-kit" / "drills")
+    assert json.loads(saved.read_text())["trace"] == first["trace"]
+    history = isolated_home / ".local" / "share" / "resume-kit" / "history"
+    assert len(list(history.glob("*.sqlite3"))) <= 1  # the live tree's only, no throwaway's
+    assert saved.with_suffix(".txt").read_text().startswith(f"drill {first['trace']}")
+    _, again = _drill(repo, "--kills", "2", "--seed", "11")
+    moments = [(k["after_start"], k["event"]) for k in first["kills"]]
+    assert [(k["after_start"], k["event"]) for k in again["kills"]] == moments
+
+
+def test_a_verify_that_passes_only_the_first_time_breaks_the_drill(repo: Path) -> None:
+    _plan(repo, ("once", "test ! -e .once && touch .once", []), ("two", "true", []))
+    code, receipt = _drill(repo, "--kills", "1", "--seed", "3")
+    assert code == 1
+    assert [b["unit"] for b in _broken(receipt)["done_passes"]] == ["once"]
+
+
+def test_an_artifact_outside_the_work_tree_breaks_the_drill(repo: Path) -> None:
+    outside = repo.parent / "outside"
+    outside.mkdir()
+    (outside / "app.bin").write_text("from an earlier live run\n")
+    (repo / "build").symlink_to(outside)  # committed: every checkout shares the live folder
+    _plan(repo, ("build", "test -f build/app.bin", ["--artifact", "build/app.bin"]))
+    code, receipt = _drill(repo, "--kills", "1", "--seed", "1")
+    assert code == 1
+    assert [b["unit"] for b in _broken(receipt)["contained"]] == ["build"]
+
+
+def test_a_verify_that_touches_a_shared_file_in_the_live_tree_breaks_the_drill(
+    repo: Path,
+) -> None:
+    shared = repo / "shared.txt"
+    shared.write_text("live data\n")
+    _plan(repo, ("count", f"echo run >> {shared}", []), ("other", "true", []))
+    code, receipt = _drill(repo, "--kills", "1", "--seed", "2", "--in-repo")
+    assert code == 1
+    assert any("shared.txt" in b["detail"] for b in _broken(receipt)["live_untouched"])
+    assert Path(receipt["saved"]).parent == repo / ".resume-kit" / "drills"
+
+
+def test_usage_errors_exit_2(repo: Path) -> None:
+    _plan(repo, ("only", "true", []))
+    bad = run_cli_subprocess("drill", "--kills", "-1", cwd=repo)
+    assert bad.code == 2 and "--kills" in bad.stderr
+    run_cli_subprocess("verify-next", cwd=repo)
+    nothing = run_cli_subprocess("drill", cwd=repo)
+    assert nothing.code == 2 and "nothing to rehearse" in nothing.stderr
