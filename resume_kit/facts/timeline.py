@@ -55,13 +55,22 @@ def build(rows: list[dict[str, Any]], total: int, done_before: int = 0) -> Timel
     return line
 
 
+def counts_text(line: Timeline) -> str:
+    """``2 sessions, 1 compaction, 3 verified, 1 failure; 12 units``."""
+    c = line.counts()
+
+    def n(count: int, word: str) -> str:
+        return f"{count} {word}{'' if count == 1 else 's'}"
+
+    return (
+        f"{n(c['sessions'], 'session')}, {n(c['compactions'], 'compaction')}, "
+        f"{c['verified']} verified, {n(c['failures'], 'failure')}; {n(line.total, 'unit')}"
+    )
+
+
 def terminal_chart(line: Timeline, width: int = 40) -> list[str]:
     """A one-line burn-down (units left per time slice) and the counts."""
-    c = line.counts()
-    head = (
-        f"{c['sessions']} sessions, {c['compactions']} compactions, "
-        f"{c['verified']} verified, {c['failures']} failures; {line.total} units"
-    )
+    head = counts_text(line)
     if len(line.burn) < 2 or line.total == 0:
         return [head]
     start, end = line.burn[0][0], line.burn[-1][0]
@@ -139,7 +148,6 @@ def svg(line: Timeline) -> str:
 
 
 def html_page(line: Timeline, title: str) -> str:
-    c = line.counts()
     rows = "\n".join(
         "<tr><td>{}</td><td>{}</td><td>{}</td></tr>".format(
             dt.datetime.fromtimestamp(e["at"], dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S"),
@@ -155,8 +163,7 @@ def html_page(line: Timeline, title: str) -> str:
         f"<title>{html.escape(title)}</title>"
         "<style>body{font-family:sans-serif;margin:2em}td{padding:0 1em}</style></head><body>"
         f"<h1>{html.escape(title)}</h1>"
-        f'<p id="counts">{c["sessions"]} sessions, {c["compactions"]} compactions, '
-        f"{c['verified']} verified, {c['failures']} failures; {line.total} units</p>"
+        f'<p id="counts">{html.escape(counts_text(line))}</p>'
         f"{svg(line)}"
         f'<table id="events"><tr><th>when (UTC)</th><th>what</th><th>unit</th></tr>{rows}'
         "</table></body></html>\n"

@@ -35,7 +35,7 @@ def test_timeline_counts_and_burn_down(repo: Path, tmp_path: Path) -> None:
     assert data["counts"] == {"sessions": 1, "compactions": 1, "verified": 2, "failures": 1}
     assert [left for _, left in data["burn"]] == [2, 1, 0]
     text = run_cli_subprocess("timeline", cwd=repo).stdout
-    assert "2 verified, 1 failures; 2 units" in text and "left: " in text
+    assert "2 verified, 1 failure; 2 units" in text and "left: " in text
 
 
 def test_the_html_report_renders_in_headless_chromium(repo: Path, tmp_path: Path) -> None:
