@@ -28,17 +28,29 @@ def compaction_event(hook_input: dict[str, object]) -> str | None:
     return None
 
 
-def _marker(cache_root: str, session_id: str) -> str:
+def session_marker(cache_root: str, folder: str, session_id: str) -> str:
+    """The marker file of ``session_id`` in ``folder`` of the user's cache (a hash names it:
+    the id comes from the agent's payload)."""
     from resume_kit.infra.cachedir import sha256_hex
 
     key = sha256_hex(session_id.encode("utf-8", "surrogateescape"))[:32]
-    return os.path.join(cache_root, "compactions", key)
+    return os.path.join(cache_root, folder, key)
+
+
+def write_marker(path: str, text: str) -> None:
+    """Replace the marker at ``path`` with ``text`` (best effort: a hook never fails on it)."""
+    with contextlib.suppress(OSError):
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        temporary = f"{path}.{os.getpid()}"
+        with open(temporary, "w", encoding="utf-8") as handle:
+            handle.write(f"{text}\n")
+        os.replace(temporary, path)
 
 
 def should_deliver(cache_root: str, session_id: str, event: str, now: float | None = None) -> bool:
     """Whether this ``event`` of a compaction delivers the brief (and record that it did)."""
     now = time.time() if now is None else now
-    path = _marker(cache_root, session_id)
+    path = session_marker(cache_root, "compactions", session_id)
     try:
         with open(path, encoding="ascii") as handle:
             other, stamp = handle.read(64).split()
@@ -48,10 +60,5 @@ def should_deliver(cache_root: str, session_id: str, event: str, now: float | No
             return False
     except (OSError, ValueError):
         pass  # no marker, or not one of ours: deliver
-    with contextlib.suppress(OSError):
-        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-        temporary = f"{path}.{os.getpid()}"
-        with open(temporary, "w", encoding="ascii") as handle:
-            handle.write(f"{event} {now:.3f}\n")
-        os.replace(temporary, path)
+    write_marker(path, f"{event} {now:.3f}")
     return True

@@ -21,7 +21,6 @@ Stdlib only (hook path).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
@@ -110,13 +109,6 @@ def newest_epoch(path: str, stamp: int | None = None, wait: float = WAIT_SECONDS
         time.sleep(POLL_SECONDS)
 
 
-def _marker(cache_root: str, session_id: str) -> str:
-    from resume_kit.infra.cachedir import sha256_hex
-
-    key = sha256_hex(session_id.encode("utf-8", "surrogateescape"))[:32]
-    return os.path.join(cache_root, "prompt-briefs", key)
-
-
 def take(
     cache_root: str,
     session_id: str,
@@ -128,17 +120,14 @@ def take(
     record that it did)."""
     log = events_file(session_id, home)
     epoch = (newest_epoch(log, stamp, wait) if log else None) or f"session {session_id}"
-    path = _marker(cache_root, session_id)
+    from resume_kit.integrations.compact_once import session_marker, write_marker
+
+    path = session_marker(cache_root, "prompt-briefs", session_id)
     try:
         with open(path, encoding="utf-8") as handle:
             if handle.read(512).strip() == epoch:
                 return False
     except (OSError, ValueError):
         pass  # no marker, or not one of ours: deliver
-    with contextlib.suppress(OSError):
-        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-        temporary = f"{path}.{os.getpid()}"
-        with open(temporary, "w", encoding="utf-8") as handle:
-            handle.write(f"{epoch}\n")
-        os.replace(temporary, path)
+    write_marker(path, epoch)
     return True
