@@ -4,7 +4,9 @@
 
 The brief reaches the model through ``userPromptSubmitted``'s ``additionalContext``, with the
 first prompt after each start, resume or compaction of a session
-(``resume_kit.integrations.prompt_once``); ``preCompact`` takes the snapshot. Entries of ours
+(``resume_kit.integrations.prompt_once``); ``preCompact`` takes the snapshot; ``preToolUse`` and
+``postToolUse`` feed the side-effect ledger (``resume_kit.integrations.tool_hook --agent
+copilot``; Copilot has no matcher, the hook itself leaves non-shell tools alone). Entries of ours
 are recognised by their command line; every other entry (and every other hooks file) is kept.
 """
 
@@ -16,15 +18,26 @@ from pathlib import Path
 from typing import Any
 
 from resume_kit.infra.errors import ResumeKitError
-from resume_kit.integrations.settings import SNAPSHOT_ARGS, command_args, command_line
+from resume_kit.integrations.settings import (
+    SNAPSHOT_ARGS,
+    TOOL_POST_ARGS,
+    TOOL_PRE_ARGS,
+    HookSpec,
+    command_args,
+    tool_specs,
+)
 
 HOOKS_REL = ".github/hooks/resume-kit.json"
 BRIEF_ARGS = "brief --format copilot-hook"
+PRE_TOOL_ARGS = f"{TOOL_PRE_ARGS} --agent copilot"
+POST_TOOL_ARGS = f"{TOOL_POST_ARGS} --agent copilot"
 EVENTS: dict[str, tuple[str, ...]] = {
     "userPromptSubmitted": (BRIEF_ARGS,),
     "preCompact": (SNAPSHOT_ARGS,),
+    "preToolUse": (PRE_TOOL_ARGS,),
+    "postToolUse": (POST_TOOL_ARGS,),
 }
-OUR_ARGS = frozenset({BRIEF_ARGS, SNAPSHOT_ARGS})
+OUR_ARGS = frozenset({BRIEF_ARGS, SNAPSHOT_ARGS, PRE_TOOL_ARGS, POST_TOOL_ARGS})
 TIMEOUT_SEC = 30
 
 REQUIREMENTS = (
@@ -38,13 +51,16 @@ def hooks_file(root: Path) -> Path:
     return root / HOOKS_REL
 
 
-def entry(args: str, exe: str | None) -> dict[str, Any]:
-    return {
-        "type": "command",
-        "bash": command_line(args, exe),
-        "cwd": ".",
-        "timeoutSec": TIMEOUT_SEC,
-    }
+def _spec(args: str, exe: str | None, python: str | None) -> HookSpec:
+    """The hook ``args`` runs: the tool hooks as settings.tool_specs builds them (``python -I
+    -m`` the module when ``python`` imports it, else resume-kit)."""
+    tools = tool_specs("", python, exe, "copilot", ("postToolUse",), "preToolUse")
+    return next((s for s in tools if s.args == args), HookSpec("", args, None, TIMEOUT_SEC, exe))
+
+
+def entry(args: str, exe: str | None, python: str | None = None) -> dict[str, Any]:
+    spec = _spec(args, exe, python)
+    return {"type": "command", "bash": spec.command, "cwd": ".", "timeoutSec": spec.timeout}
 
 
 def _ours(item: Any) -> str | None:
@@ -54,18 +70,22 @@ def _ours(item: Any) -> str | None:
     return args if args in OUR_ARGS else None
 
 
-def _updated(item: dict[str, Any], args: str, exe: str | None) -> dict[str, Any]:
+def _updated(
+    item: dict[str, Any], args: str, exe: str | None, python: str | None
+) -> dict[str, Any]:
     """Our entry as we write it, keeping only a timeout the person changed: the file may have
     come with the repository, and an ``env``, ``cwd`` or ``powershell`` key on an entry that
     runs resume-kit is not something to bless."""
-    new = entry(args, exe)
+    new = entry(args, exe, python)
     timeout = item.get("timeoutSec")
     if isinstance(timeout, int) and not isinstance(timeout, bool) and 0 < timeout <= 600:
         new["timeoutSec"] = timeout
     return new
 
 
-def _event(entries: list[Any], wanted: tuple[str, ...], exe: str | None) -> list[Any]:
+def _event(
+    entries: list[Any], wanted: tuple[str, ...], exe: str | None, python: str | None
+) -> list[Any]:
     """``entries`` with each wanted hook of ours once (brought up to date in place, see
     :func:`_updated`); ours that are not wanted go."""
     result: list[Any] = []
@@ -75,13 +95,15 @@ def _event(entries: list[Any], wanted: tuple[str, ...], exe: str | None) -> list
         if args is None:
             result.append(item)
         elif args in wanted and args not in placed:
-            result.append(_updated(item, args, exe))
+            result.append(_updated(item, args, exe, python))
             placed.add(args)
-    result.extend(entry(args, exe) for args in wanted if args not in placed)
+    result.extend(entry(args, exe, python) for args in wanted if args not in placed)
     return result
 
 
-def merged(data: dict[str, Any], exe: str | None, remove: bool) -> tuple[dict[str, Any], bool]:
+def merged(
+    data: dict[str, Any], exe: str | None, remove: bool, python: str | None = None
+) -> tuple[dict[str, Any], bool]:
     """``data`` with our hooks added (or taken out); and whether anything changed."""
     result = copy.deepcopy(data)
     hooks = result.setdefault("hooks", {})
@@ -92,7 +114,7 @@ def merged(data: dict[str, Any], exe: str | None, remove: bool) -> tuple[dict[st
         entries = hooks.get(event, [])
         if not isinstance(entries, list):
             raise ResumeKitError(f'{HOOKS_REL}: "hooks.{event}" is not a list')
-        new = _event(entries, () if remove else args, exe)
+        new = _event(entries, () if remove else args, exe, python)
         if new == entries:
             continue
         changed = True
@@ -109,14 +131,14 @@ def merged(data: dict[str, Any], exe: str | None, remove: bool) -> tuple[dict[st
     return {"version": result.pop("version", 1), **result}, True
 
 
-def apply(root: Path, exe: str | None, remove: bool) -> list[str]:
+def apply(root: Path, exe: str | None, remove: bool, python: str | None = None) -> list[str]:
     from resume_kit.infra.store import atomic_write
     from resume_kit.integrations.settings import read_settings, render
 
     current = read_settings(hooks_file(root), root)
     if remove and not current.existed:
         return [f"no {HOOKS_REL}: nothing changed"]
-    new, changed = merged(current.data, exe, remove)
+    new, changed = merged(current.data, exe, remove, python)
     if not changed:
         return [f"{HOOKS_REL}: nothing changed"]
     if not new:
@@ -129,6 +151,7 @@ def apply(root: Path, exe: str | None, remove: bool) -> list[str]:
     if remove:
         return [f"removed the resume-kit hooks from {HOOKS_REL}"]
     return [
-        f"added the resume-kit userPromptSubmitted and preCompact hooks to {HOOKS_REL}",
+        f"added the resume-kit userPromptSubmitted, preCompact, preToolUse and postToolUse "
+        f"hooks to {HOOKS_REL}",
         *REQUIREMENTS,
     ]

@@ -1,5 +1,5 @@
 """The agents' before/after tool hooks: ``python -I -m resume_kit.integrations.tool_hook pre|post
-[--agent claude|codex|gemini|cursor]`` (or ``resume-kit hook-tool …``).
+[--agent claude|codex|gemini|cursor|copilot]`` (or ``resume-kit hook-tool …``).
 
 Before a shell (or writing MCP) call that is a known side effect (core/side_effects), the ledger
 is read: a key that already succeeded, or whose last attempt's outcome is unknown, gets the
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -29,10 +30,13 @@ if TYPE_CHECKING:
     from resume_kit.infra.paths import Layout
     from resume_kit.model.progress import ActionStatus, Attempt
 
-AGENTS = ("claude", "codex", "gemini", "cursor")
-# The shell tool's name per agent (Claude Code and Codex: Bash; Gemini CLI: run_shell_command);
-# Cursor's shell events carry the command at the top level.
-SHELL_TOOLS = frozenset({"Bash", "run_shell_command"})
+AGENTS = ("claude", "codex", "gemini", "cursor", "copilot")
+# The shell tool's name per agent (Claude Code and Codex: Bash; Gemini CLI: run_shell_command;
+# Copilot CLI: bash); Cursor's shell events carry the command at the top level.
+SHELL_TOOLS = frozenset({"Bash", "run_shell_command", "bash"})
+# Copilot CLI 1.0.102 reports a shell call that exited non-zero as resultType "success": the exit
+# status is only in the line it appends to the output (the last line, after anything printed).
+_COPILOT_EXIT = re.compile(r"<shellId: [^<>\n]{1,64} completed with exit code (\d{1,3})>\s*\Z")
 _RANK = {"warn": 0, "ask": 1, "deny": 2}
 
 
@@ -50,6 +54,43 @@ class Call:
 
 def _text(value: Any) -> str | None:
     return value if isinstance(value, str) and value and "\x00" not in value else None
+
+
+def from_copilot(data: dict[str, Any]) -> dict[str, Any]:
+    """Copilot CLI's camelCase payload (``toolName``, ``toolArgs``: an object, or a JSON string
+    holding one, ``toolResult``, ``sessionId``) in the snake_case keys the rest reads."""
+    args = data.get("toolArgs")
+    if isinstance(args, str):
+        try:
+            args = json.loads(args)
+        except ValueError:
+            args = None
+    result = data.get("toolResult")
+    text = result.get("textResultForLlm") if isinstance(result, dict) else None
+    return {
+        "tool_name": data.get("toolName"),
+        "tool_input": args,
+        "tool_response": result,
+        "session_id": data.get("sessionId"),
+        "cwd": data.get("cwd"),
+        **({"error": text} if isinstance(text, str) else {}),
+    }
+
+
+def _copilot_outcome(response: Any) -> tuple[ActionStatus, str | None]:
+    if not isinstance(response, dict):
+        return "unknown", "copilot reports no result"
+    kind = _text(response.get("resultType"))
+    text = response.get("textResultForLlm")
+    found = _COPILOT_EXIT.search(text) if isinstance(text, str) else None
+    if kind == "success" and found:
+        code = int(found[1])
+        return ("success" if code == 0 else "failed"), f"exit {code}"
+    if kind == "success":
+        return "success", "success"
+    if kind in ("failure", "denied"):  # a denied call did not run: it may be tried again
+        return "failed", kind
+    return "unknown", f"copilot result {kind or 'missing'}"
 
 
 def parse_call(phase: str, agent: str, data: dict[str, Any]) -> Call | None:
@@ -80,6 +121,8 @@ def parse_call(phase: str, agent: str, data: dict[str, Any]) -> Call | None:
 def outcome(agent: str, data: dict[str, Any]) -> tuple[ActionStatus, str | None]:
     """(status, result) of a finished call from its after-event."""
     response = data.get("tool_response")
+    if agent == "copilot":
+        return _copilot_outcome(response)
     for holder in (data, response if isinstance(response, dict) else {}):
         for name in ("exit_code", "exitCode"):
             code = holder.get(name)
@@ -151,6 +194,8 @@ def matches(call: Call, patterns: Sequence[Pattern]) -> list[Match]:
 
 def handle(phase: str, agent: str, data: dict[str, Any]) -> str | None:
     """The hook's stdout for ``data`` (None: nothing to say), recording what it must."""
+    if agent == "copilot":
+        data = from_copilot(data)
     root = work_tree(_text(data.get("cwd")))
     if root is None:
         return None
@@ -362,6 +407,10 @@ def answer(agent: str, decision: Decision) -> str:
                 "permissionDecisionReason": reason,
             }
         }
+    elif agent == "copilot":
+        # preToolUse's flat answer; in `-p` mode Copilot 1.0.102 refuses an "ask" itself
+        # ("Denied by preToolUse hook (unable to ask user for confirmation): …")
+        payload = {"permissionDecision": mode, "permissionDecisionReason": reason}
     elif agent == "gemini":  # BeforeTool: "deny" (or "block") stops the call; no "ask"
         payload = {"decision": "deny", "reason": reason}
     else:  # cursor: beforeShellExecution / beforeMCPExecution

@@ -38,7 +38,7 @@ def test_the_hooks_file_copilot_reads(repo: Path) -> None:
     assert "trusted folder" in result.stdout
     data = hooks_of(repo)
     assert list(data) == ["version", "hooks"] and data["version"] == 1
-    assert list(data["hooks"]) == ["userPromptSubmitted", "preCompact"]
+    assert list(data["hooks"]) == ["userPromptSubmitted", "preCompact", "preToolUse", "postToolUse"]
     for event, args in (
         ("userPromptSubmitted", copilot.BRIEF_ARGS),
         ("preCompact", merge.SNAPSHOT_ARGS),
@@ -48,6 +48,16 @@ def test_the_hooks_file_copilot_reads(repo: Path) -> None:
         assert entry["type"] == "command" and entry["cwd"] == "." and entry["timeoutSec"] == 30
         assert merge.command_args(entry["bash"]) == args
         assert entry["bash"].startswith("RK=")  # the absolute executable first (point 17)
+    for event, args in (("preToolUse", "pre"), ("postToolUse", "post")):
+        (entry,) = data["hooks"][event]
+        assert set(entry) == {"type", "bash", "cwd", "timeoutSec"}
+        assert entry["timeoutSec"] == 15
+        # the fast form, with resume-kit as the fallback (settings.tool_specs)
+        assert entry["bash"].startswith(f"PY={sys.executable}; ")
+        assert (
+            f"-I -m resume_kit.integrations.tool_hook {args} --agent copilot || " in entry["bash"]
+        )
+        assert merge.command_args(entry["bash"]) == f"hook-tool {args} --agent copilot"
 
 
 def test_idempotent_keeps_the_persons_hooks_and_removes_only_ours(repo: Path) -> None:

@@ -125,7 +125,9 @@ def copilot(remove: bool) -> int:
     from resume_kit.infra.paths import find_layout
     from resume_kit.integrations import copilot as copilot_conf
 
-    for line in copilot_conf.apply(find_layout().root, settings.executable(), remove):
+    python = None if remove else settings.tool_python()
+    root = find_layout().root
+    for line in copilot_conf.apply(root, settings.executable(), remove, python):
         out(line)
     return 0
 
