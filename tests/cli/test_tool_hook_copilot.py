@@ -115,3 +115,14 @@ def test_warn_and_deny_modes_keep_the_flat_shape() -> None:
 
     denied = json.loads(tool_hook.answer("copilot", Decision("deny", "why")))
     assert denied == {"permissionDecision": "deny", "permissionDecisionReason": "why"}
+
+
+def test_the_fourth_identical_failing_call_is_asked_about(project: Path) -> None:
+    failing = pre(project, "pytest -q")
+    text = "E   assert 1 == 2\n1 failed\n<shellId: 0 completed with exit code 1>"
+    for _ in range(3):
+        assert run("pre", failing, "copilot") is None
+        assert run("post", post(failing, text), "copilot") is None
+    answer = run("pre", failing, "copilot")
+    assert answer is not None and answer["permissionDecision"] == "ask"
+    assert "loop guard" in answer["permissionDecisionReason"]
