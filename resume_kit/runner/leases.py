@@ -247,12 +247,8 @@ def claim(
     where = remote or "local"
     for _ in range(_ATTEMPTS):
         now = time.time() if clock is None else clock
-        if remote is not None:
-            fetch_leases(layout, remote)
-            seen_ref = _tracking_ref(remote, unit)
-        else:
-            seen_ref = _lease_ref(unit)
-        oid, current = _current(layout, seen_ref, unit)
+        seen_ref = _tracking_ref(remote, unit) if remote is not None else _lease_ref(unit)
+        oid, current = _observe(layout, remote, unit)
         since = first_seen(layout, seen_ref, oid, now) if oid else now
         rule = verdict(oid is not None, current, me, now, since)
         if rule == "held":
@@ -268,12 +264,7 @@ def claim(
             nonce=os.urandom(8).hex(),
         )
         new = _write_blob(layout, encode(lease))
-        applied = (
-            _cas_remote(layout, remote, _lease_ref(unit), new, oid)
-            if remote is not None
-            else _cas_local(layout, _lease_ref(unit), new, oid)
-        )
-        if applied:
+        if _swap(layout, remote, unit, new, oid):
             outcomes: dict[str, ClaimOutcome] = {
                 "free": "taken",
                 "ours": "renewed",
@@ -287,27 +278,32 @@ def claim(
     return ClaimResult("held", unit, where, current)
 
 
+def _observe(layout: Layout, remote: str | None, unit: str) -> tuple[str | None, Lease | None]:
+    """The lease on ``unit`` as it stands now: fetched from ``remote`` first, else local."""
+    if remote is not None:
+        fetch_leases(layout, remote)
+        return _current(layout, _tracking_ref(remote, unit), unit)
+    return _current(layout, _lease_ref(unit), unit)
+
+
+def _swap(layout: Layout, remote: str | None, unit: str, new: str | None, old: str | None) -> bool:
+    """Compare-and-swap the lease ref of ``unit`` from ``old`` to ``new`` (None: absent)."""
+    if remote is not None:
+        return _cas_remote(layout, remote, _lease_ref(unit), new, old)
+    return _cas_local(layout, _lease_ref(unit), new, old)
+
+
 def release(layout: Layout, unit: str, remote: str | None) -> Literal["released", "absent", "held"]:
     """Drop our lease on ``unit``: ``held`` (and nothing changed) when it is someone else's."""
     _check_id(unit)
     me = this_holder(layout)
     for _ in range(_ATTEMPTS):
-        if remote is not None:
-            fetch_leases(layout, remote)
-            seen_ref = _tracking_ref(remote, unit)
-        else:
-            seen_ref = _lease_ref(unit)
-        oid, current = _current(layout, seen_ref, unit)
+        oid, current = _observe(layout, remote, unit)
         if oid is None:
             return "absent"
         if current is None or not current.holder.same(me):
             return "held"
-        applied = (
-            _cas_remote(layout, remote, _lease_ref(unit), None, oid)
-            if remote is not None
-            else _cas_local(layout, _lease_ref(unit), None, oid)
-        )
-        if applied:
+        if _swap(layout, remote, unit, None, oid):
             return "released"
     return "held"
 
