@@ -683,17 +683,14 @@ def _workspace_part(
     log, other_logs = _log_part(snapshot, now, passed)
     transcript = _transcript_part(snapshot, now)
     summary_part = _summary_part(summary)
+    from resume_kit.brief.facts_text import repo_position
+
     repo = snapshot.get("repo") or {}
     changes = snapshot.get("changes") or {}
     counts = changes.get("counts") or {}
     raw_transcript = snapshot.get("transcript") or {}
     data: dict[str, Any] = {
-        "branch": repo.get("branch"),
-        "head": repo.get("head"),
-        "unborn": bool(repo.get("unborn")),
-        "upstream": repo.get("upstream"),
-        "ahead": repo.get("ahead"),
-        "behind": repo.get("behind"),
+        **repo_position(repo),
         "operation": repo.get("operation"),
         "conflicts": [p.path for p in paths if p.kind == "conflict"],
         "stash_count": repo.get("stash_count") or 0,

@@ -74,6 +74,19 @@ def stash_words(repo: RepoFacts, quote: Callable[[str], str], limit: int = 3) ->
     return ", ".join(f"stash@{{{i}}} {quote(message)}" for i, message in enumerate(entries))
 
 
+def repo_position(repo: RepoFacts) -> dict[str, object]:
+    """Where the work tree stands (branch, HEAD, upstream, ahead/behind), as the JSON views of
+    the brief and of ``status`` both give it."""
+    return {
+        "branch": repo.get("branch"),
+        "head": repo.get("head"),
+        "unborn": bool(repo.get("unborn")),
+        "upstream": repo.get("upstream"),
+        "ahead": repo.get("ahead"),
+        "behind": repo.get("behind"),
+    }
+
+
 def describe_workspace(snapshot: Snapshot) -> list[str]:
     """The workspace facts as short plain lines (branch, operation, changes, tests, logs)."""
     repo = snapshot.get("repo") or {}

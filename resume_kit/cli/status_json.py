@@ -45,19 +45,14 @@ def next_data(
 
 
 def _workspace(snapshot: Snapshot) -> dict[str, Any]:
-    from resume_kit.brief.facts_text import describe_workspace
+    from resume_kit.brief.facts_text import describe_workspace, repo_position
 
     repo = snapshot.get("repo") or {}
     counts = (snapshot.get("changes") or {}).get("counts") or {}
     changes = {key: counts.get(key) or 0 for key in ("staged", "unstaged", "untracked")}
     conflicted = counts.get("conflicted") or 0
     return {
-        "branch": repo.get("branch"),
-        "head": repo.get("head"),
-        "unborn": bool(repo.get("unborn")),
-        "upstream": repo.get("upstream"),
-        "ahead": repo.get("ahead"),
-        "behind": repo.get("behind"),
+        **repo_position(repo),
         "clean": not (any(changes.values()) or conflicted),
         "changes": {**changes, "conflicted": conflicted},
         "conflicts": [str(c.get("path")) for c in repo.get("conflicts") or []],
