@@ -15,8 +15,12 @@ if TYPE_CHECKING:
     import typer
 
 
-def _build_app() -> "typer.Typer":
-    """The typer app; built on first use, so that ``--version`` never imports typer."""
+def _build_app(only: "str | None" = None) -> "typer.Typer":
+    """The typer app; built on first use, so that ``--version`` never imports typer.
+
+    With ``only`` naming one command or command group, the app holds just that one: typer
+    turns every declared command into a click command up front (about 50 ms for all of
+    them), and a run needs one. Help and usage lines of that command are the same."""
     import typer
 
     from resume_kit import __version__
@@ -46,10 +50,20 @@ def _build_app() -> "typer.Typer":
     )
     for area in (progress, units, context, verify, leases, drill, history, hooks, demo):
         built.registered_commands.extend(area.app.registered_commands)
-    built.add_typer(progress.action_app, name="action")
-    built.add_typer(history.history_app, name="history")
-    built.add_typer(hooks.hook_app, name="hook")
-    built.add_typer(hooks.integrate_app, name="integrate")
+    groups = {
+        "action": progress.action_app,
+        "history": history.history_app,
+        "hook": hooks.hook_app,
+        "integrate": hooks.integrate_app,
+    }
+    names = [_command_name(c) for c in built.registered_commands]
+    if only is not None and (only in groups or names.count(only) == 1):
+        built.registered_commands = [
+            c for c, name in zip(built.registered_commands, names, strict=True) if name == only
+        ]
+        groups = {name: group for name, group in groups.items() if name == only}
+    for name, group in groups.items():
+        built.add_typer(group, name=name)
 
     def _version(value: bool) -> None:
         if value:
@@ -66,6 +80,12 @@ def _build_app() -> "typer.Typer":
         """Resume an interrupted coding-agent task from a verified progress snapshot."""
 
     return built
+
+
+def _command_name(command: Any) -> str:
+    """The name a registered command is invoked by (typer's rule: the function's name with
+    dashes for underscores, unless the declaration names it)."""
+    return str(command.name or command.callback.__name__.lower().replace("_", "-"))
 
 
 _app: "typer.Typer | None" = None
@@ -115,7 +135,8 @@ def main(argv: "list[str] | None" = None) -> None:
         args = [a for a in args if a != "--debug"]
     from resume_kit.cli.params import plain_usage
 
-    command = plain_usage(typer.main.get_command(__getattr__("app")))
+    first = next((a for a in args if not a.startswith("-")), None) if args[:1] != ["--"] else None
+    command = plain_usage(typer.main.get_command(_build_app(only=first)))
     code = 0
     try:
         result = command.main(args=args, prog_name="resume-kit", standalone_mode=False)

@@ -21,31 +21,32 @@ from stat import S_ISREG
 from typing import Any
 
 from resume_kit.core.escape import ANSI_SEQUENCE
+from resume_kit.core.lazy_regex import lazy
 from resume_kit.core.timeutil import from_epoch
 from resume_kit.infra.redact import redact, split_lines
 
 MAX_LINE_CHARS = 300
-_TRACEBACK_START = re.compile(r"Traceback \(most recent call last\):")
-_FRAME = re.compile(r'^\s*File "[^"]{1,1024}", line \d+')
-_EXCEPTION_LINE = re.compile(
+_TRACEBACK_START = lazy(r"Traceback \(most recent call last\):")
+_FRAME = lazy(r'^\s*File "[^"]{1,1024}", line \d+')
+_EXCEPTION_LINE = lazy(
     r"^(?:[A-Za-z_][\w.]{0,200}\.)?[A-Z]\w{0,100}(?:Error|Exception|Interrupt|Exit|Fault)(?::|$)"
 )
-_PYTEST = re.compile(r"^(?:FAILED|ERROR) \S|^E {1,16}\S")
-_LOCATION = re.compile(  # tests/test_x.py:12: AssertionError, src/a.c:3:5: error: ...
+_PYTEST = lazy(r"^(?:FAILED|ERROR) \S|^E {1,16}\S")
+_LOCATION = lazy(  # tests/test_x.py:12: AssertionError, src/a.c:3:5: error: ...
     r"^[\w./\\~+\-]{1,400}\.\w{1,10}:\d+(?::\d+)?: "
     r"(?:\w{0,100}(?:Error|Exception|Failure)\b|(?:fatal )?error\b|fatal\b)"
 )
-_MARKER = re.compile(
+_MARKER = lazy(
     r"npm ERR!|\berror\[E\d{1,5}\]|\b(?:error|fatal|exception|panic(?:ked)?)\b|\bERROR\b|\bFATAL\b",
     re.IGNORECASE,
 )
 # A superset filter, run on the lower-cased line: every line the rules below can pick contains
 # one of these (error, fatal, failed, failure, fault, exception, panic, interrupt, exit, ERR!), or
 # starts with "E " (pytest). Much cheaper than the case-insensitive rules themselves.
-_CANDIDATE = re.compile(r"err|fa[itu]|exce|panic|interrupt|exit")
-_ARROW_LOCATION = re.compile(r"^\s{0,16}--> \S{1,400}:\d+")
-_FILE_REF = re.compile(r"[\w./\\~+\-]{1,200}\.\w{1,10}:\d+(?::\d+)?")
-_NOT_AN_ERROR = re.compile(
+_CANDIDATE = lazy(r"err|fa[itu]|exce|panic|interrupt|exit")
+_ARROW_LOCATION = lazy(r"^\s{0,16}--> \S{1,400}:\d+")
+_FILE_REF = lazy(r"[\w./\\~+\-]{1,200}\.\w{1,10}:\d+(?::\d+)?")
+_NOT_AN_ERROR = lazy(
     r"^\s*(?:=+ .{0,200} =+|-+ .{0,200} -+)\s*$"  # pytest section rules
     r"|\b0 errors?\b|\bno errors?\b|\berrors?: 0\b"
     r"|^During handling of the above exception|^The above exception was the direct cause",
@@ -64,14 +65,14 @@ def _trim(line: str) -> str:
     return head.rstrip() + "…" + suffix
 
 
-_SUMMARY = re.compile(  # a tool's own tally: always kept, whatever else is cut
+_SUMMARY = lazy(  # a tool's own tally: always kept, whatever else is cut
     r"^Found \d+ errors? in \d+ files?\b"  # mypy
     r"|^Found \d+ errors?\b"  # ruff
     r"|^=*\s*\d+ (?:failed|errors?)\b.*?(?:\bin [\d.]+s\b.*)?$"  # pytest, failures first
     r"|^=*\s*\d+ passed\b.*\b\d+ (?:failed|errors?)\b"  # pytest, passes first
     r"|^Ran \d+ tests? in .*|^FAILED \((?:failures|errors)=\d+"  # unittest
 )
-_LOCATION_PREFIX = re.compile(r"^([\w./\\~+\-]{1,400}\.\w{1,10}):(\d+)(?::\d+)?: ")
+_LOCATION_PREFIX = lazy(r"^([\w./\\~+\-]{1,400}\.\w{1,10}):(\d+)(?::\d+)?: ")
 
 
 @dataclass

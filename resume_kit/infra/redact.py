@@ -7,7 +7,7 @@ next to them (``password=…``, ``Authorization: Bearer …``, a URL's ``user:pa
 high-entropy strings with no context are left alone on purpose: git shas, UUIDs, lock-file
 hashes and base64 test data look exactly like that and must stay readable.
 
-Speed and safety: all patterns are compiled once; a pattern only runs when one of its cheap
+Speed and safety: each pattern is compiled once, on first use; a pattern only runs when one of its cheap
 lower-case markers occurs in the text; every quantifier is bounded, so no input can make a
 pattern backtrack for long.
 """
@@ -17,6 +17,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+
+from resume_kit.core.lazy_regex import lazy
 
 REDACTED = "[REDACTED:{}]"
 
@@ -57,7 +59,7 @@ def _shaped(
     mixed: bool = False,
 ) -> _Rule:
     """A secret recognisable by itself; ``mixed`` demands both digits and letters in the match."""
-    pattern = re.compile(regex, flags)
+    pattern = lazy(regex, flags)
     if mixed:
 
         def replace(m: re.Match[str]) -> str:
@@ -69,14 +71,14 @@ def _shaped(
 
 # ---- context rules -----------------------------------------------------------------------------
 
-_PEM_BEGIN = re.compile(r"-----BEGIN [A-Z0-9 ]{0,80}PRIVATE KEY(?: BLOCK)?-----")
-_PEM_END = re.compile(r"-----END [A-Z0-9 ]{0,80}PRIVATE KEY(?: BLOCK)?-----")
+_PEM_BEGIN = lazy(r"-----BEGIN [A-Z0-9 ]{0,80}PRIVATE KEY(?: BLOCK)?-----")
+_PEM_END = lazy(r"-----END [A-Z0-9 ]{0,80}PRIVATE KEY(?: BLOCK)?-----")
 # the body lines just before an END whose BEGIN was cut off (the tail of a log or an output)
-_PEM_BODY_LINE = re.compile(r"[ \t]{0,8}[A-Za-z0-9+/=]{16,128}[ \t]{0,8}")
-_PEM_HEADER_FIELD = re.compile(r"[ \t]{0,8}(?:Proc-Type|DEK-Info|Comment):[^\r\n]{0,200}")
+_PEM_BODY_LINE = lazy(r"[ \t]{0,8}[A-Za-z0-9+/=]{16,128}[ \t]{0,8}")
+_PEM_HEADER_FIELD = lazy(r"[ \t]{0,8}(?:Proc-Type|DEK-Info|Comment):[^\r\n]{0,200}")
 PEM_MAX_CHARS = 16384
 _BLOCK_MARKERS = ("PRIVATE KEY", "PuTTY-User-Key-File")
-_PUTTY = re.compile(
+_PUTTY = lazy(
     r"PuTTY-User-Key-File-\d: [^\r\n]{0,100}\r?\n(?:[^\r\n]{0,200}\r?\n){0,80}?"
     r"Private-Lines: (?P<n>\d{1,3})"
 )
@@ -160,7 +162,7 @@ def split_lines(text: str) -> list[str]:
     return redact_blocks(text).splitlines()
 
 
-_URL_PASSWORD = re.compile(
+_URL_PASSWORD = lazy(
     r"(?P<head>\b[A-Za-z][A-Za-z0-9+.\-]{0,30}://[^\s:/@?#\"'<>]{0,256}:)"
     r"(?P<password>[^\s/?#\"'<>]{1,256})(?P<at>@)(?=[A-Za-z0-9\[])"
 )
@@ -170,7 +172,7 @@ _ASSIGN_KEYWORDS = (
     r"|access[_\-]?key(?:[_\-]?id)?|auth[_\-]?key|private[_\-]?key|client[_\-]?secret"
     r"|credentials?|session[_\-]?key"
 )
-_ASSIGNMENT = re.compile(
+_ASSIGNMENT = lazy(
     r"(?P<key>(?<![A-Za-z0-9])(?P<quote>[\"']?)"
     # a prefix ends in a separator (db_password) or a lower-case letter before camelCase (apiToken)
     r"(?:[A-Za-z0-9_.\-]{0,40}[_.\-]|(?-i:[A-Za-z0-9_.\-]{0,40}[a-z0-9](?=[A-Z])))?"
@@ -188,7 +190,7 @@ _PLACEHOLDERS = frozenset(
 )  # fmt: skip
 
 
-_DOTTED_NAME = re.compile(r"[A-Za-z_]\w{0,64}(?:\.[A-Za-z_]\w{0,64}){1,8}")
+_DOTTED_NAME = lazy(r"[A-Za-z_]\w{0,64}(?:\.[A-Za-z_]\w{0,64}){1,8}")
 
 
 def _assignment_kind(word: str) -> str:
@@ -245,13 +247,13 @@ def _replace_assignment(m: re.Match[str]) -> str:
     return f"{m.group('key')}{op}{quote}{marker(kind)}{quote}"
 
 
-_AUTH_HEADER = re.compile(
+_AUTH_HEADER = lazy(
     r"(?P<head>\b(?:proxy-)?authorization[\"']?[ \t]{0,3}[:=][ \t]{0,3}[\"']?"
     r"(?:(?:bearer|basic|token|digest|bot|apikey)[ \t]{1,3})?)"
     r"(?!(?:bearer|basic|token|digest|bot|apikey)\b)(?P<value>[A-Za-z0-9._~+/=\-]{6,4096})",
     re.IGNORECASE,
 )
-_BEARER = re.compile(r"(?P<head>\bBearer[ \t]{1,3})(?P<value>[A-Za-z0-9._~+/\-]{16,4096}=*)")
+_BEARER = lazy(r"(?P<head>\bBearer[ \t]{1,3})(?P<value>[A-Za-z0-9._~+/\-]{16,4096}=*)")
 
 
 def _keep_head(kind: str) -> Callable[[re.Match[str]], str]:
@@ -271,16 +273,16 @@ def _replace_url(m: re.Match[str]) -> str:
 
 # An environment-style name with a secret word anywhere in it (APITOKEN, dbpassword, SMTPPASS,
 # ENCRYPTION_KEY): the camelCase/separator forms above miss these.
-_ENV_NAME = re.compile(
+_ENV_NAME = lazy(
     r"(?<![A-Za-z0-9_.\-])(?P<name>[A-Za-z_][A-Za-z0-9_]{1,63})"
     r"(?P<op>[ \t]{0,3}:?=[ \t]{0,3})"
     r"(?P<value>\"[^\"\r\n]{1,512}\"|'[^'\r\n]{1,512}'|[^\s\"',;&<>()\[\]{}]{1,512})"
 )
 # the word ends the name or one of its parts: SMTPPASS, DB_PASSWORD_FILE, not PASSTHROUGH
-_ENV_WORDS = re.compile(
+_ENV_WORDS = lazy(
     r"(pass(?:word|wd|phrase)?|pwd|secret|token|key|credentials?)(?=[_.\-]|\Z)", re.IGNORECASE
 )
-_NOT_SECRET_SUFFIX = re.compile(
+_NOT_SECRET_SUFFIX = lazy(
     r"[_.\-]?(?:url|uri|path|file|dir|name|endpoint|host|port|ttl|timeout|length|size|type"
     r"|format|algorithm|header|prefix|count|env|var|field|id)\Z",
     re.IGNORECASE,
@@ -310,48 +312,48 @@ def _replace_env_name(m: re.Match[str]) -> str:
 
 _SECRET_VALUE = r"(?P<value>\"[^\"\r\n]{1,512}\"|'[^'\r\n]{1,512}'|[^\s\"'|;&<>()]{1,512})"
 # --password X, --token X, --api-key X (the "=" form is an assignment above)
-_LONG_OPTION = re.compile(
+_LONG_OPTION = lazy(
     r"(?P<head>(?<![\w\-])--(?:[a-z0-9]{1,20}-){0,3}"
     r"(?P<word>password|passwd|pass|passphrase|token|api-?key|secret|auth-token|access-token)"
     r"[ \t]{1,3})" + _SECRET_VALUE,
     re.IGNORECASE,
 )
 # mysql -pPASSWORD (glued), sshpass -p X, docker login -p X
-_MYSQL_P = re.compile(
+_MYSQL_P = lazy(
     r"(?P<head>\b(?:mysql\w{0,10}|mariadb[\w\-]{0,10})\b[^\r\n|;&]{0,200}?[ \t]-p)"
     r"(?P<value>[^\s\"'|;&<>()\-][^\s\"'|;&<>()]{0,511})"
 )
-_LOGIN_P = re.compile(
+_LOGIN_P = lazy(
     r"(?P<head>\b(?:sshpass|(?:docker|podman|nerdctl|buildah|skopeo|helm|oras|crane|twine)\b"
     r"[^\r\n|;&]{0,60}?\b(?:login|upload))\b[^\r\n|;&]{0,200}?[ \t]-p[ \t]{0,3})"
     r"(?P<value>[^\s\"'|;&<>()\-][^\s\"'|;&<>()]{0,511})"
 )
 # curl -u user:pw, --user user:pw, --proxy-user user:pw
-_USER_OPTION = re.compile(
+_USER_OPTION = lazy(
     r"(?P<head>(?<![\w\-])(?:-u|-U|--user|--proxy-user)[ \t]{0,3}[\"']?[^\s:\"']{1,64}:)"
     r"(?P<value>[^\s\"']{1,256})"
 )
 # presigned URLs: S3, GCS, CloudFront
-_URL_SIGNATURE = re.compile(
+_URL_SIGNATURE = lazy(
     r"(?P<head>[?&](?:X-Amz-Signature|X-Amz-Security-Token|X-Goog-Signature|X-Goog-Credential"
     r"|X-Amz-Credential|Signature|Policy)=)(?P<value>[^&\s\"'<>#]{8,4096})",
     re.IGNORECASE,
 )
 # a token as a URL's user name: https://ghp_xxx@github.com, https://<random>@host
-_URL_USER = re.compile(
+_URL_USER = lazy(
     r"(?P<head>\b(?:https?|git\+https?|wss?)://)(?P<value>[A-Za-z0-9_\-.~%]{16,256})(?=@[A-Za-z0-9\[])"
 )
 # .npmrc: _auth=, _authToken=, _password=
-_NPMRC = re.compile(
+_NPMRC = lazy(
     r"(?P<head>(?<![A-Za-z0-9])_(?:auth|authToken|password)[ \t]{0,3}=[ \t]{0,3}[\"']?)"
     r"(?P<value>[^\s\"']{3,2048})",
     re.IGNORECASE,
 )
-_COOKIE_HEADER = re.compile(
+_COOKIE_HEADER = lazy(
     r"(?P<head>\b(?:set-)?cookie[\"']?[ \t]{0,3}:[ \t]{0,3})(?P<value>[^\r\n]{1,8192})",
     re.IGNORECASE,
 )
-_COOKIE_PAIR = re.compile(r"(?P<name>[^\s=;,]{1,128})=(?P<value>[^;\r\n]{1,4096})")
+_COOKIE_PAIR = lazy(r"(?P<name>[^\s=;,]{1,128})=(?P<value>[^;\r\n]{1,4096})")
 _COOKIE_ATTRIBUTES = frozenset(
     {"path", "domain", "expires", "max-age", "samesite", "priority", "partitioned", "version"}
 )
@@ -368,13 +370,13 @@ def _replace_cookies(m: re.Match[str]) -> str:
 
 
 # netrc: "machine h login u password p" (one line or several)
-_NETRC = re.compile(
+_NETRC = lazy(
     r"(?P<head>\bmachine[ \t]{1,8}[^\s]{1,253}(?:[ \t]{1,8}(?:login|account)[ \t]{1,8}[^\s]{1,256}){0,2}"
     r"[ \t]{1,8}password[ \t]{1,8})(?P<value>\S{1,256})"
     r"|(?P<head2>(?m:^)[ \t]{0,16}password[ \t]{1,8})(?P<value2>\S{1,256})(?=[ \t]{0,8}(?:\r?\n|\Z))"
 )
 # pgpass: host:port:database:user:password
-_PGPASS = re.compile(
+_PGPASS = lazy(
     r"(?P<head>(?<![\w:.\-])[A-Za-z0-9_.\-*]{1,253}:(?:\d{1,5}|\*):"
     r"(?=[^\s:]{0,63}[A-Za-z*])[^\s:]{1,63}:(?=[^\s:]{0,63}[A-Za-z*])[^\s:]{1,63}:)"
     r"(?P<value>[^\s:]{1,256})(?![\w:])"
@@ -422,13 +424,13 @@ def _replace_url_user(m: re.Match[str]) -> str:
 
 # a secret word followed by an assignment within a few characters (PASSED, "token limit" and
 # the like are common in logs: the assignment rules need not run over such text at all)
-_ASSIGNMENT_HINT = re.compile(
+_ASSIGNMENT_HINT = lazy(
     r"(?:p(?:ass|wd)|secret|token|key|credential)[\w.\-'\"]{0,64}[ \t]{0,3}[:=]"
 )
-_OPTION_HINT = re.compile(r"--(?:[a-z0-9]{1,20}-){0,3}(?:pass|token|api|secret|auth|access)")
-_USER_HINT = re.compile(r"(?:-u|--user|--proxy-user)[ \t]{0,3}[\"']?[^\s:\"']{1,64}:")
-_URL_USER_HINT = re.compile(r"://[a-z0-9_\-.~%]{16,256}@")
-_PGPASS_HINT = re.compile(r":(?:\d{1,5}|\*):[^\s:]{1,63}:[^\s:]{1,63}:")
+_OPTION_HINT = lazy(r"--(?:[a-z0-9]{1,20}-){0,3}(?:pass|token|api|secret|auth|access)")
+_USER_HINT = lazy(r"(?:-u|--user|--proxy-user)[ \t]{0,3}[\"']?[^\s:\"']{1,64}:")
+_URL_USER_HINT = lazy(r"://[a-z0-9_\-.~%]{16,256}@")
+_PGPASS_HINT = lazy(r":(?:\d{1,5}|\*):[^\s:]{1,63}:[^\s:]{1,63}:")
 _B62 = "A-Za-z0-9"
 _RULES: tuple[_Rule, ...] = (
     # Multi-line first, so later rules never see half a key block.
@@ -442,13 +444,13 @@ _RULES: tuple[_Rule, ...] = (
             ["akia", "asia", "abia", "acca", "agpa", "aida", "aroa", "aipa", "anpa", "anva",
              "apka"]),
     _Rule("aws-secret-access-key",
-          re.compile(r"(?P<head>\baws_?secret_?(?:access_?)?key[\"']?[ \t]{0,3}[:=][ \t]{0,3}[\"']?)"
+          lazy(r"(?P<head>\baws_?secret_?(?:access_?)?key[\"']?[ \t]{0,3}[:=][ \t]{0,3}[\"']?)"
                      r"(?P<value>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])", re.IGNORECASE),
           ("aws",), _keep_head("aws-secret-access-key")),
     _shaped("gcp-api-key", r"\bAIza[0-9A-Za-z_\-]{35}(?![0-9A-Za-z_\-])", ["aiza"]),
     _shaped("gcp-oauth-token", r"\bya29\.[0-9A-Za-z_\-]{20,2048}", ["ya29."]),
     _Rule("azure-key",
-          re.compile(r"(?P<head>\b(?:AccountKey|SharedAccessKey|sig)=)"
+          lazy(r"(?P<head>\b(?:AccountKey|SharedAccessKey|sig)=)"
                      r"(?P<value>[A-Za-z0-9+/%]{20,200}(?:=|%3D){0,2})", re.IGNORECASE),
           ("accountkey=", "sharedaccesskey=", "sig="), _keep_head("azure-key")),
     _shaped("azure-client-secret",
