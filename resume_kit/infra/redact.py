@@ -587,15 +587,36 @@ KINDS: tuple[str, ...] = tuple(
 )
 
 
+# Which rules a text can need, found with one pass over all markers: most texts (paths, short
+# lines) hold none, and then only the marker-less rules run.
+_RULES_BY_MARKER: dict[str, list[int]] = {}
+for _index, _rule in enumerate(_RULES):
+    for _marker in _rule.markers:
+        _RULES_BY_MARKER.setdefault(_marker, []).append(_index)
+_UNMARKED = frozenset(i for i, rule in enumerate(_RULES) if not rule.markers)
+
+
+def _candidates(lowered: str, after: int) -> list[int]:
+    """Indexes past ``after`` of the rules whose markers occur in ``lowered``, in rule order."""
+    found = set(_UNMARKED)
+    for mark, indexes in _RULES_BY_MARKER.items():
+        if mark in lowered:
+            found.update(indexes)
+    return sorted(i for i in found if i > after)
+
+
 def redact(text: str) -> str:
     """``text`` with every recognised secret replaced by ``[REDACTED:<kind>]``."""
     if not text:
         return text
     lowered = text.lower()
     hinted: dict[re.Pattern[str], bool] = {}
-    for rule in _RULES:
-        if rule.markers and not any(m in lowered for m in rule.markers):
-            continue
+    todo = _candidates(lowered, -1)
+    k = 0
+    while k < len(todo):
+        index = todo[k]
+        k += 1
+        rule = _RULES[index]
         if rule.hint is not None:
             if rule.hint not in hinted:
                 hinted[rule.hint] = rule.hint.search(lowered) is not None
@@ -606,10 +627,11 @@ def redact(text: str) -> str:
         else:
             assert rule.replace is not None
             new = rule.pattern.sub(rule.replace, text)
-        if new != text:
+        if new != text:  # the later rules look at the text as it is now
             text = new
             lowered = text.lower()
             hinted.clear()
+            todo, k = _candidates(lowered, index), 0
     return text
 
 

@@ -18,6 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from resume_kit.infra import redact as redact_mod
 from resume_kit.infra.redact import KINDS, redact, redact_lines
 
 _rng = random.Random(1234)
@@ -296,3 +297,48 @@ def test_secret_is_redacted_whatever_surrounds_it(
     kind, secret, template = case
     out = redact(before + template.format(secret) + after)
     assert f"[REDACTED:{kind}]" in out
+
+
+def _rule_by_rule(text: str) -> str:
+    """The redaction loop as first written: every rule in order, skipped when none of its
+    markers (or its hint) is in the text as it is at that rule."""
+    if not text:
+        return text
+    lowered = text.lower()
+    for rule in redact_mod._RULES:
+        if rule.markers and not any(m in lowered for m in rule.markers):
+            continue
+        if rule.hint is not None and rule.hint.search(lowered) is None:
+            continue
+        if rule.substitute is not None:
+            new = rule.substitute(text)
+        else:
+            assert rule.replace is not None
+            new = rule.pattern.sub(rule.replace, text)
+        if new != text:
+            text, lowered = new, new.lower()
+    return text
+
+
+_SECRETISH = st.sampled_from(
+    [
+        "password=hunter2abc",
+        "AKIAIOSFODNN7EXAMPLE",
+        "Authorization: Bearer abcdefghijklmnopqrstu",
+        "https://user:pa55word@example.com/x",
+        "ghp_" + "a1" * 18,
+        "--api-token s3cr3tvalue1",
+        "machine example.com login me password pw123",
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----",
+        "src/pkg/module_12.py",
+        " key: ",
+        "token",
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(_SECRETISH, st.text(max_size=30)), max_size=6))
+def test_marker_index_gives_what_the_rule_by_rule_loop_gives(parts: list[str]) -> None:
+    text = " ".join(parts)
+    assert redact(text) == _rule_by_rule(text)
