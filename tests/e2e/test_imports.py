@@ -185,7 +185,25 @@ def test_brief_without_summarize(workspace: Path, tmp_path: Path, fmt: str) -> N
     )
     found = cli_modules(workspace, tmp_path, "brief", "--format", fmt, stdin=stdin)
     assert "resume_kit.brief.render" in found
-    assert heavy(found, NEVER | {"rich"}) == []
+    # the shipped template renders through its generated Python: Jinja2 only for a
+    # repository template a person approved (test_an_approved_repository_template_uses_jinja)
+    assert heavy(found, NEVER | {"rich", "jinja2", "resume_kit.brief.shipped_gen"}) == []
+
+
+def test_an_approved_repository_template_uses_jinja(workspace: Path, tmp_path: Path) -> None:
+    template = workspace / ".resume-kit" / "templates" / "brief.md.j2"
+    template.parent.mkdir(parents=True, exist_ok=True)
+    template.write_text("MINE {{ next.id }}\n")
+    env = dict(os.environ, RESUME_KIT_TRUST="all")
+    out = tmp_path / "modules.json"
+    proc = subprocess.run(
+        [sys.executable, "-c", CLI_WRAPPER, str(out), "brief"],
+        cwd=workspace, env=env, capture_output=True, text=True, timeout=120,
+        stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert out.exists(), proc.stderr
+    assert proc.stdout.startswith("MINE"), proc.stdout
+    assert "jinja2" in set(json.loads(out.read_text()))
 
 
 def test_hook_run_post_commit_only_starts_the_snapshot(workspace: Path, tmp_path: Path) -> None:
