@@ -9,14 +9,19 @@ they use.
 # they name the typer imported inside _build_app.
 import os
 import sys
-from typing import TYPE_CHECKING, Annotated, Any
 
+# Not typing.TYPE_CHECKING: importing typing costs `--version` a few ms (mypy knows the name).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     import typer
 
 
 def _build_app() -> "typer.Typer":
     """The typer app; built on first use, so that ``--version`` never imports typer."""
+    from typing import Annotated
+
     import typer
 
     from resume_kit import __version__
@@ -71,7 +76,7 @@ def _build_app() -> "typer.Typer":
 _app: "typer.Typer | None" = None
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> "Any":
     """``app``: the typer app, built once on first access (PEP 562)."""
     global _app
     if name == "app":
