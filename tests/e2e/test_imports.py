@@ -217,9 +217,8 @@ HOOK_ENTRY = {
     "resume_kit.integrations",
     "resume_kit.infra.gitcmd",
     "resume_kit.infra.errors",
-    "resume_kit.infra.cachedir",
     "resume_kit.infra.safefs",
-}
+}  # and not infra.cachedir: a small progress file is scanned, its cache not looked for
 
 
 def _message(tmp_path: Path) -> Path:
@@ -236,7 +235,7 @@ def test_installed_hook_entry_imports_nothing_but_itself(workspace: Path, tmp_pa
     argv = [sys.executable, "-I", "-S", "-c", code, package_parent(), "prepare-commit-msg"]
     found = modules_after([*argv, "--repo", str(workspace), str(message)], workspace, out)
     assert "Resume-Unit: alpha" in message.read_text()  # it did its full work
-    # gitcmd (the git overrides), the cache folder and the safe open: small modules of
+    # gitcmd (the git overrides) and the safe open: small modules of
     # os-level code (docs/security.md)
     assert third_party(found) == {*HOOK_ENTRY, "resume_kit.integrations.hook_entry"}
     assert {"subprocess", "typing", "site", "pathlib"}.isdisjoint(found)
