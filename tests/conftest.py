@@ -143,6 +143,7 @@ SLOW_TESTS = frozenset(
         "tests/unit/test_summarize.py::test_success_returns_the_validated_summary_and_usage",
         "tests/unit/test_tokens_cache.py::test_a_damaged_cache_is_rebuilt",
         "tests/unit/test_workspace_misc.py::test_real_pytest_lastfailed",
+        "tests/unit/test_shipped_renderer.py::test_the_golden_scenarios_render_the_same",
     }
 )
 SAMPLED_TABLES = frozenset({"tests/adversarial/test_hostile_input.py::test_hostile_input"})

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from resume_kit.brief import shipped_brief
 from resume_kit.brief.build import (
     BRIEF_SIZE,
     DATA_LABEL,
@@ -595,30 +596,10 @@ class _LimitHit(BaseException):
     Jinja or a filter can swallow it."""
 
 
-# Environment options of the shipped template's compile; the bytecode cache's folder is
-# named after them (Jinja keys its cache by template name and source only).
-_SHIPPED_OPTIONS = "sandbox,binops*/**/%,trim,lstrip,keep_nl,strict,optimized"
-
-
-def _shipped_bytecode_cache() -> Any:
-    """Jinja's compiled code for the shipped templates in the user's cache folder (trusted,
-    never the repository's), so a brief does not recompile them; None without a usable
-    folder. A repository template is never cached: it is compiled under its limits."""
-    from jinja2 import FileSystemBytecodeCache, __version__
-
-    from resume_kit.infra.cachedir import sha256_hex, user_cache_root
-
-    tag = sha256_hex(f"{__version__}|{_SHIPPED_OPTIONS}".encode())[:16]
-    folder = Path(user_cache_root()) / f"jinja-{tag}"
-    try:
-        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    except OSError:
-        return None
-    return FileSystemBytecodeCache(str(folder))
-
-
 def _template(repo: RepoTemplate | None, deadline: float | None = None) -> Any:
-    """The compiled brief template: the repository's approved one, else the shipped one.
+    """The brief template compiled by Jinja2: the repository's approved one, else the shipped
+    one (a brief renders that through shipped_brief instead; this compile of it is what the
+    tests hold the generated code to, byte for byte).
 
     ``include``/``import``/``extends`` resolve only to the shipped templates: a repository
     template is one approved file and never reaches another file of the repository. It is
@@ -652,7 +633,6 @@ def _template(repo: RepoTemplate | None, deadline: float | None = None) -> Any:
         keep_trailing_newline=True,
         undefined=StrictUndefined,
         optimized=repo is None,
-        bytecode_cache=_shipped_bytecode_cache() if repo is None else None,
     )
     if repo is None:
         return env.get_template(TEMPLATE_NAME)
@@ -798,9 +778,16 @@ def _markdown(
     repo: RepoTemplate | None = None,
     deadline: float = 0.0,
 ) -> tuple[str, dict[str, int]]:
+    """The Markdown at one level: through ``template`` (Jinja2's, from :func:`_template`), or
+    with None through the shipped template's generated Python."""
     hidden: dict[str, int] = {}
     view = _view(brief, limits, hidden)
-    text = template.render(**view) if repo is None else _render_repo(template, view, repo, deadline)
+    if template is None:
+        text = shipped_brief.render(view)
+    elif repo is None:
+        text = template.render(**view)
+    else:
+        text = _render_repo(template, view, repo, deadline)
     while "\n\n\n" in text:
         text = text.replace("\n\n\n", "\n\n")
     return text.strip() + "\n", hidden
@@ -922,7 +909,8 @@ def render(
         # The render's memory limit must not meet the tokenizer still loading in its thread.
         tok.encoding()
     deadline = time.monotonic() + RENDER_SECONDS
-    template = _template(repo_template, deadline)
+    # The shipped template renders through its generated Python (shipped_brief): no Jinja2.
+    template = None if repo_template is None else _template(repo_template, deadline)
     max_chars = HOOK_MAX_CHARS if fmt == "claude-hook" else None
     if fmt == "claude-hook":
         budget = min(budget, HOOK_MAX_TOKENS)

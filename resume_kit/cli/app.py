@@ -9,9 +9,12 @@ they use.
 # they name the typer imported inside _build_app.
 import os
 import sys
-from typing import TYPE_CHECKING, Annotated, Any
 
+# Not typing.TYPE_CHECKING: importing typing costs `--version` a few ms (mypy knows the name).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     import typer
 
 
@@ -21,6 +24,8 @@ def _build_app(only: "str | None" = None) -> "typer.Typer":
     With ``only`` naming one command or command group, the app holds just that one: typer
     turns every declared command into a click command up front (about 50 ms for all of
     them), and a run needs one. Help and usage lines of that command are the same."""
+    from typing import Annotated
+
     import typer
 
     from resume_kit import __version__
@@ -82,7 +87,7 @@ def _build_app(only: "str | None" = None) -> "typer.Typer":
     return built
 
 
-def _command_name(command: Any) -> str:
+def _command_name(command: "Any") -> str:
     """The name a registered command is invoked by (typer's rule: the function's name with
     dashes for underscores, unless the declaration names it)."""
     return str(command.name or command.callback.__name__.lower().replace("_", "-"))
@@ -91,7 +96,7 @@ def _command_name(command: Any) -> str:
 _app: "typer.Typer | None" = None
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> "Any":
     """``app``: the typer app, built once on first access (PEP 562)."""
     global _app
     if name == "app":

@@ -185,7 +185,25 @@ def test_brief_without_summarize(workspace: Path, tmp_path: Path, fmt: str) -> N
     )
     found = cli_modules(workspace, tmp_path, "brief", "--format", fmt, stdin=stdin)
     assert "resume_kit.brief.render" in found
-    assert heavy(found, NEVER | {"rich"}) == []
+    # the shipped template renders through its generated Python: Jinja2 only for a
+    # repository template a person approved (test_an_approved_repository_template_uses_jinja)
+    assert heavy(found, NEVER | {"rich", "jinja2", "resume_kit.brief.shipped_gen"}) == []
+
+
+def test_an_approved_repository_template_uses_jinja(workspace: Path, tmp_path: Path) -> None:
+    template = workspace / ".resume-kit" / "templates" / "brief.md.j2"
+    template.parent.mkdir(parents=True, exist_ok=True)
+    template.write_text("MINE {{ next.id }}\n")
+    env = dict(os.environ, RESUME_KIT_TRUST="all")
+    out = tmp_path / "modules.json"
+    proc = subprocess.run(
+        [sys.executable, "-c", CLI_WRAPPER, str(out), "brief"],
+        cwd=workspace, env=env, capture_output=True, text=True, timeout=120,
+        stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert out.exists(), proc.stderr
+    assert proc.stdout.startswith("MINE"), proc.stdout
+    assert "jinja2" in set(json.loads(out.read_text()))
 
 
 def test_hook_run_post_commit_only_starts_the_snapshot(workspace: Path, tmp_path: Path) -> None:
@@ -199,9 +217,8 @@ HOOK_ENTRY = {
     "resume_kit.integrations",
     "resume_kit.infra.gitcmd",
     "resume_kit.infra.errors",
-    "resume_kit.infra.cachedir",
     "resume_kit.infra.safefs",
-}
+}  # and not infra.cachedir: a small progress file is scanned, its cache not looked for
 
 
 def _message(tmp_path: Path) -> Path:
@@ -218,7 +235,7 @@ def test_installed_hook_entry_imports_nothing_but_itself(workspace: Path, tmp_pa
     argv = [sys.executable, "-I", "-S", "-c", code, package_parent(), "prepare-commit-msg"]
     found = modules_after([*argv, "--repo", str(workspace), str(message)], workspace, out)
     assert "Resume-Unit: alpha" in message.read_text()  # it did its full work
-    # gitcmd (the git overrides), the cache folder and the safe open: small modules of
+    # gitcmd (the git overrides) and the safe open: small modules of
     # os-level code (docs/security.md)
     assert third_party(found) == {*HOOK_ENTRY, "resume_kit.integrations.hook_entry"}
     assert {"subprocess", "typing", "site", "pathlib"}.isdisjoint(found)
@@ -268,6 +285,7 @@ def test_version_imports_nothing_beyond_the_standard_library(tmp_path: Path) -> 
         out,
     )
     assert sorted(m for m in third_party(found - start) if not m.startswith("resume_kit")) == []
+    assert "typing" not in found - start  # a few ms of `--version`'s 40 (issue 18)
     assert {m for m in found if m.startswith("resume_kit")} == {
         "resume_kit",
         "resume_kit.cli",

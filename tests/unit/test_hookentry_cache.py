@@ -55,18 +55,51 @@ def _commit_message(tmp_path: Path) -> Path:
     return message
 
 
-def test_hook_uses_the_cache_without_scanning(
+# VARIANTS[0] with enough done units in front to be over the size the hook scans first.
+LARGE = VARIANTS[0].replace(
+    "units:\n",
+    "units:\n" + "".join(f"  - id: d{n}\n    title: D {n}\n    status: done\n" for n in range(300)),
+)
+
+
+def test_hook_uses_the_cache_without_scanning_a_large_file(
     repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _setup(repo, VARIANTS[0])
+    assert len(LARGE.encode()) > hookentry.SCAN_FIRST_BYTES
+    _setup(repo, LARGE)
 
     def no_scan(text: str) -> str | None:
         raise AssertionError("scanned although the cache knew")
 
     monkeypatch.setattr(hookentry, "unit_in_progress", no_scan)
+    monkeypatch.setattr(hookentry, "first_unit_in_progress", no_scan)
     message = _commit_message(tmp_path)
     assert hookentry.prepare_commit_msg([str(message), "message"], worktree=str(repo)) == 0
     assert message.read_text().endswith("Resume-Unit: b\n")
+
+
+@pytest.mark.parametrize(("text", "unit"), [(VARIANTS[0], "b"), (VARIANTS[3], "a")])
+def test_a_small_file_is_scanned_without_the_cache(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, unit: str
+) -> None:
+    """Scanning a small file is sooner than finding the cache (a SHA-256 and two realpaths)."""
+    _setup(repo, text)
+
+    def no_cache(worktree: str, data: bytes) -> str | None:
+        raise AssertionError("looked for the cache of a small file")
+
+    monkeypatch.setattr(hookentry, "cached_unit_in_progress", no_cache)
+    message = _commit_message(tmp_path)
+    assert hookentry.prepare_commit_msg([str(message), "message"], worktree=str(repo)) == 0
+    assert message.read_text().endswith(f"Resume-Unit: {unit}\n")
+
+
+@pytest.mark.parametrize("text", VARIANTS)
+def test_the_small_file_answer_is_the_caches(repo: Path, text: str) -> None:
+    _setup(repo, text)
+    data = (repo / PROGRESS).read_bytes()
+    small = hookentry.scanned_small(data)
+    assert small is None or small == hookentry.cached_unit_in_progress(str(repo), data)
 
 
 @pytest.mark.parametrize(

@@ -179,9 +179,9 @@ def test_the_ladder_shrinks_level_by_level() -> None:
 
 
 def render_level(brief: Brief, level: int) -> str:
-    from resume_kit.brief.render import _markdown, _template
+    from resume_kit.brief.render import _markdown
 
-    return _markdown(_template(None), brief, LADDER[level][1])[0]
+    return _markdown(None, brief, LADDER[level][1])[0]
 
 
 def test_an_impossible_budget_returns_the_minimum_marked_as_not_fitting() -> None:
