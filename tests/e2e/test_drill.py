@@ -99,3 +99,42 @@ def test_usage_errors_exit_2(repo: Path) -> None:
     run_cli_subprocess("verify-next", cwd=repo)
     nothing = run_cli_subprocess("drill", cwd=repo)
     assert nothing.code == 2 and "nothing to rehearse" in nothing.stderr
+
+
+def test_a_cloned_symlinked_drills_folder_is_refused_before_the_drill_runs(
+    tmp_path: Path, repo: Path, isolated_home: Path
+) -> None:
+    """A hostile repository commits ``.resume-kit/drills`` as a symlink to a folder outside;
+    in a clone of it, ``drill --in-repo`` refuses at once and writes nothing there."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("the person's own file\n")
+    marker = tmp_path / "ran.txt"  # the verify leaves it: proof that the drill ran
+    _plan(repo, ("step", f"echo ran >> {marker}", []))
+    (repo / ".resume-kit" / "drills").symlink_to(outside)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "drills folder")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(repo), str(clone))
+    assert (clone / ".resume-kit" / "drills").is_symlink()
+    assert run_cli_subprocess("trust", "--yes", cwd=clone).code == 0
+    before = sorted((p.name, p.read_bytes()) for p in outside.iterdir())
+    result = run_cli_subprocess("drill", "--in-repo", "--kills", "1", "--seed", "1", cwd=clone)
+    assert result.code == 2, result.stderr
+    errors = [ln for ln in result.stderr.splitlines() if ln.startswith("resume-kit: error")]
+    assert len(errors) == 1 and ".resume-kit/drills is a symlink" in errors[0]
+    assert "Traceback" not in result.stderr
+    assert sorted((p.name, p.read_bytes()) for p in outside.iterdir()) == before
+    # refused before the drill: no throwaway worktree was made, no receipt saved anywhere
+    assert len(git(clone, "worktree", "list").stdout.splitlines()) == 1
+    assert not (isolated_home / ".local" / "share" / "resume-kit" / "drills").exists()
+    assert not marker.exists()
+
+
+def test_a_drills_file_instead_of_a_folder_is_refused(repo: Path) -> None:
+    _plan(repo, ("step", "true", []))
+    (repo / ".resume-kit" / "drills").write_text("not a folder\n")
+    result = run_cli_subprocess("drill", "--in-repo", cwd=repo)
+    assert result.code == 2
+    assert ".resume-kit/drills is not a folder" in result.stderr
+    assert (repo / ".resume-kit" / "drills").read_text() == "not a folder\n"

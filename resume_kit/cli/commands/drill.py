@@ -42,10 +42,13 @@ def receipt_text(data: dict[str, Any]) -> str:
 
 
 def receipt_dir(layout: Any, in_repo: bool) -> Path:
+    """Where the receipt goes; with ``in_repo`` the checked ``.resume-kit/drills`` (a symlink
+    there or on the way, or a file of that name, is refused with one line, exit 2)."""
     if in_repo:
-        folder: Path = layout._state("drills")
-        folder.mkdir(parents=True, exist_ok=True)
-        return folder
+        folder: Path = layout.drills_folder()
+        folder.mkdir(exist_ok=True)
+        checked: Path = layout.drills_folder()  # again: nothing swapped in while it was made
+        return checked
     from platformdirs import user_data_dir
 
     from resume_kit.infra.cachedir import ensure_private, sha256_hex
@@ -82,6 +85,8 @@ def run(
             "not approved: " + ", ".join(u.id for u in refused),
             hint="a person must approve them with `resume-kit trust` before a drill runs them",
         )
+    if in_repo:
+        layout.drills_folder()  # refused before the drill runs, not after
     seed = seed if seed is not None else random.SystemRandom().randrange(1 << 31)
     receipt = Drill(layout, kills, seed, units, keep).run()
     data = receipt.to_json()
