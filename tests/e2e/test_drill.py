@@ -45,7 +45,11 @@ def test_a_sound_setup_holds_with_reproducible_kills_and_a_saved_receipt(
     assert len(first["kills"]) == 2
     assert all(k["unit"] for k in first["kills"])
     assert sorted(first["ran"]) == ["step-1", "step-2", "step-3"]
-    assert first["skipped"] == [{"unit": "publish", "reason": "side effect (git-push)"}]
+    assert first["skipped"] == [
+        {"unit": "publish", "reason": "side effect (git-push)", "kind": "rule"}
+    ]
+    assert sorted(first["leased"]) == ["step-1", "step-2", "step-3"]
+    assert all(k["interrupted"] in first["ran"] for k in first["kills"])
     assert all(k["resume_s"] is not None for k in first["kills"])
     # the live tree: untouched, no worktree left, nothing done in the live progress file
     assert git(repo, "status", "--porcelain").stdout == status_before
@@ -138,3 +142,48 @@ def test_a_drills_file_instead_of_a_folder_is_refused(repo: Path) -> None:
     assert result.code == 2
     assert ".resume-kit/drills is not a folder" in result.stderr
     assert (repo / ".resume-kit" / "drills").read_text() == "not a folder\n"
+
+
+def test_units_marked_side_effects_are_skipped_like_rule_matches(
+    tmp_path: Path, repo: Path
+) -> None:
+    marker = tmp_path / "sent.txt"  # what the marked unit's command would do outside
+    _plan(
+        repo,
+        ("step", "echo 1 > out.txt", []),
+        ("notify", f"echo sent >> {marker}", ["--side-effects"]),
+        ("publish", "git push origin main", []),
+    )
+    code, receipt = _drill(repo, "--kills", "1", "--seed", "4")
+    assert code == 0, _broken(receipt)
+    assert receipt["skipped"] == [
+        {"unit": "notify", "reason": "marked side_effects: true", "kind": "field"},
+        {"unit": "publish", "reason": "side effect (git-push)", "kind": "rule"},
+    ]
+    assert receipt["ran"] == ["step"]
+    assert not marker.exists()
+    text = run_cli_subprocess("drill", "--seed", "4", cwd=repo, timeout=300).stdout
+    assert "skipped notify: marked side_effects: true" in text
+
+
+def test_leases_others_hold_are_respected_and_the_drills_own_never_outlive_it(
+    tmp_path: Path, repo: Path
+) -> None:
+    _plan(repo, *[(f"step {i}", f"sleep 0.1; echo {i} > out{i}.txt", []) for i in range(1, 5)])
+    other = tmp_path / "other"  # another agent, in another worktree of the same clone
+    git(repo, "worktree", "add", "-q", "--detach", str(other))
+    assert run_cli_subprocess("claim", "step-2", "--offline", cwd=other).code == 0
+    code, receipt = _drill(repo, "--kills", "2", "--seed", "7")
+    assert code == 0, _broken(receipt)
+    assert len(receipt["kills"]) == 2
+    skipped = {s["unit"]: s for s in receipt["skipped"]}
+    assert skipped["step-2"]["kind"] == "leased"
+    assert str(other) in skipped["step-2"]["reason"]
+    assert "step-2" not in receipt["ran"] and sorted(receipt["leased"]) == [
+        "step-1", "step-3", "step-4",
+    ]  # fmt: skip
+    listed = run_cli_subprocess("leases", "--json", "--offline", cwd=repo)
+    leases = json.loads(listed.stdout)["leases"]
+    assert [(row["unit"], row["holder"]["worktree"]) for row in leases] == [("step-2", str(other))]
+    refs = git(repo, "for-each-ref", "--format=%(refname)", "refs/resume-kit/").stdout
+    assert refs.split() == ["refs/resume-kit/leases/step-2"]

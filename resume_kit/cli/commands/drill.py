@@ -24,9 +24,11 @@ def receipt_text(data: dict[str, Any]) -> str:
     ]
     for kill in data["kills"]:
         resume = f"{kill['resume_s']:.2f}s" if kill["resume_s"] is not None else "n/a"
+        lost = f"; its pass cut off while written: {', '.join(kill['lost_pass'])}"
         lines.append(
             f"  kill {kill['n']}: at unit start {kill['after_start']} ({kill['event']}), "
-            f"unit {kill['unit']}, lost {kill['lost_s']:.2f}s, resume took {resume}"
+            f"interrupted {kill['interrupted'] or 'none'}, lost {kill['lost_s']:.2f}s, "
+            f"resume took {resume}" + (lost if kill["lost_pass"] else "")
         )
     for inv in data["invariants"]:
         mark = "held  " if inv["held"] else "BROKEN"
@@ -36,6 +38,8 @@ def receipt_text(data: dict[str, Any]) -> str:
             lines.append(f"           {at}, unit {b['unit'] or '-'}: {b['detail']}")
     for s in data["skipped"]:
         lines.append(f"  skipped {s['unit']}: {s['reason']}")
+    if data["leased"]:
+        lines.append(f"  leased by the drill (released): {', '.join(data['leased'])}")
     if data["worktree"]:
         lines.append(f"  kept: {data['worktree']}")
     return "\n".join(lines)
