@@ -470,6 +470,11 @@ class Drill:
         kill.interrupted, kill.lost_pass = in_flight(started, done, set(failed), end.claims)
         kill.unit = kill.interrupted or end.newest
         kill.leases_left = _leases_held(self.layout)
+        # a lease a kill left on a done unit is released as the next run starts, before any
+        # unit does: one on a unit done before this segment began is a leak
+        for uid in sorted(set(kill.leases_left) & done_before):
+            detail = "the drill's lease on it outlived a resume (done before it)"
+            r.breaks("released", kill.n, uid, detail)
         nxt = pick_next(progress)
         expected = set(kill.lost_pass) | {u for u in (kill.interrupted,) if u is not None}
         expected |= {nxt.id} if nxt is not None else set()
