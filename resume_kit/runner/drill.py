@@ -342,6 +342,11 @@ class Drill:
         shutil.rmtree(self.tmp, ignore_errors=True)
         with contextlib.suppress(Exception):
             self._git("worktree", "prune")
+        if self.layout is not None:  # the throwaway tree's own cache folder, keyed by its path
+            from resume_kit.infra.cachedir import worktree_cache
+
+            folder = worktree_cache(str(self.layout.root), str(self.layout.git_common_dir))
+            shutil.rmtree(folder, ignore_errors=True)
 
     # ---- running
 

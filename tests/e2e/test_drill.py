@@ -40,6 +40,9 @@ def test_a_sound_setup_holds_with_reproducible_kills_and_a_saved_receipt(
         ("publish", "git push origin main", []),
     )
     status_before = git(repo, "status", "--porcelain").stdout
+    caches = isolated_home / ".cache" / "resume-kit" / "worktrees"
+    assert run_cli_subprocess("status", cwd=repo).code == 0
+    live_cache = sorted(p.name for p in caches.iterdir())
     code, first = _drill(repo, "--kills", "2", "--seed", "11")
     assert code == 0, _broken(first)
     assert len(first["kills"]) == 2
@@ -55,6 +58,7 @@ def test_a_sound_setup_holds_with_reproducible_kills_and_a_saved_receipt(
     assert git(repo, "status", "--porcelain").stdout == status_before
     assert len(git(repo, "worktree", "list").stdout.splitlines()) == 1
     assert not (repo / "out1.txt").exists()
+    assert sorted(p.name for p in caches.iterdir()) == live_cache  # none of the throwaway's
     saved = Path(first["saved"])
     assert saved.is_relative_to(isolated_home / ".local" / "share" / "resume-kit" / "drills")
     assert json.loads(saved.read_text())["trace"] == first["trace"]
