@@ -166,6 +166,15 @@ def test_units_marked_side_effects_are_skipped_like_rule_matches(
     ]
     assert receipt["ran"] == ["step"]
     assert not marker.exists()
+    # a person never approved this one: the drill does not run it, so it needs no approval
+    with (repo / ".resume-kit" / "progress.yaml").open("a") as progress:
+        progress.write(
+            f"  - id: unapproved\n    title: U\n    verify: echo x >> {marker}\n"
+            "    side_effects: true\n"
+        )
+    code, receipt = _drill(repo, "--kills", "0")
+    assert code == 0 and receipt["skipped"][-1]["unit"] == "unapproved"
+    assert not marker.exists()
     text = run_cli_subprocess("drill", "--seed", "4", cwd=repo, timeout=300).stdout
     assert "skipped notify: marked side_effects: true" in text
 

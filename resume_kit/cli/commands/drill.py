@@ -70,8 +70,9 @@ def run(
     from resume_kit.infra.paths import find_layout
     from resume_kit.infra.store import atomic_write
     from resume_kit.infra.trust import untrusted
+    from resume_kit.progress_file import config as config_mod
     from resume_kit.progress_file import io as progress_io
-    from resume_kit.runner.drill import Drill
+    from resume_kit.runner.drill import Drill, skip_reason
 
     if kills < 0 or (units is not None and units < 1):
         raise ResumeKitError("--kills must be 0 or more, --units 1 or more", hint="see --help")
@@ -83,7 +84,9 @@ def run(
             "nothing to rehearse: no unit left with a verify command",
             hint='add one with `resume-kit add "TITLE" --verify "COMMAND"`',
         )
-    refused = untrusted(layout.root, pending)
+    patterns = config_mod.load(layout).side_effect_patterns
+    # a side-effect unit is never run by the drill, so it needs no approval for it
+    refused = untrusted(layout.root, [u for u in pending if not skip_reason(u, patterns, {})])
     if refused:
         raise ResumeKitError(
             "not approved: " + ", ".join(u.id for u in refused),
