@@ -182,21 +182,28 @@ def test_units_marked_side_effects_are_skipped_like_rule_matches(
 def test_leases_others_hold_are_respected_and_the_drills_own_never_outlive_it(
     tmp_path: Path, repo: Path
 ) -> None:
-    _plan(repo, *[(f"step {i}", f"sleep 0.1; echo {i} > out{i}.txt", []) for i in range(1, 5)])
+    _plan(
+        repo,
+        *[(f"step {i}", f"sleep 0.1; echo {i} > out{i}.txt", []) for i in range(1, 5)],
+        ("broken", "exit 3", []),  # a failure keeps its lease: the drill must release it
+    )
     other = tmp_path / "other"  # another agent, in another worktree of the same clone
     git(repo, "worktree", "add", "-q", "--detach", str(other))
     assert run_cli_subprocess("claim", "step-2", "--offline", cwd=other).code == 0
+    assert run_cli_subprocess("claim", "step-4", "--offline", cwd=repo).code == 0  # the person's
     code, receipt = _drill(repo, "--kills", "2", "--seed", "7")
     assert code == 0, _broken(receipt)
     assert len(receipt["kills"]) == 2
     skipped = {s["unit"]: s for s in receipt["skipped"]}
     assert skipped["step-2"]["kind"] == "leased"
     assert str(other) in skipped["step-2"]["reason"]
-    assert "step-2" not in receipt["ran"] and sorted(receipt["leased"]) == [
-        "step-1", "step-3", "step-4",
-    ]  # fmt: skip
+    assert skipped["step-4"]["reason"] == "leased by you in the live work tree"
+    assert sorted(receipt["ran"]) == sorted(receipt["leased"]) == ["broken", "step-1", "step-3"]
     listed = run_cli_subprocess("leases", "--json", "--offline", cwd=repo)
     leases = json.loads(listed.stdout)["leases"]
-    assert [(row["unit"], row["holder"]["worktree"]) for row in leases] == [("step-2", str(other))]
+    assert [(row["unit"], row["holder"]["worktree"]) for row in leases] == [
+        ("step-2", str(other)),
+        ("step-4", str(repo)),
+    ]  # none of the drill's
     refs = git(repo, "for-each-ref", "--format=%(refname)", "refs/resume-kit/").stdout
-    assert refs.split() == ["refs/resume-kit/leases/step-2"]
+    assert refs.split() == ["refs/resume-kit/leases/step-2", "refs/resume-kit/leases/step-4"]
