@@ -77,6 +77,23 @@ def test_a_verify_that_passes_only_the_first_time_breaks_the_drill(repo: Path) -
     assert [b["unit"] for b in _broken(receipt)["done_passes"]] == ["once"]
 
 
+def test_a_verify_that_passes_only_the_first_time_breaks_the_drill_in_runs_overlap(
+    repo: Path,
+) -> None:
+    """Seed 7 kills as the second unit starts: ``run`` starts it while the first unit's pass is
+    still being written, so the kill usually cuts that pass off (6 runs in 6 on 2 loaded
+    cores) and the first unit runs again and fails. The drill before this held there (it
+    counted both units as interrupted); wherever the kill lands it must now break."""
+    _plan(repo, ("once", "test ! -e .once && touch .once", []), ("two", "true", []))
+    code, receipt = _drill(repo, "--kills", "1", "--seed", "7")
+    (kill,) = receipt["kills"]
+    assert (kill["after_start"], kill["event"], kill["interrupted"]) == (2, "started", "two")
+    assert code == 1
+    assert [b["unit"] for b in _broken(receipt)["done_passes"]] == ["once"]
+    assert kill["lost_pass"] in ([], ["once"])
+    assert "one_rerun" not in _broken(receipt)
+
+
 def test_an_artifact_outside_the_work_tree_breaks_the_drill(repo: Path) -> None:
     outside = repo.parent / "outside"
     outside.mkdir()
