@@ -89,6 +89,33 @@ class Layout:
         return Path(ensure_private(worktree_cache(str(self.root), str(self.git_common_dir))))
 
     @property
+    def drills(self) -> Path:
+        """Where ``drill --in-repo`` saves its receipts (never read back)."""
+        return self._state("drills")
+
+    def drills_folder(self) -> Path:
+        """:attr:`drills`, refused with one line (exit 2) when it, or a folder on the way, is a
+        symlink, or when it is there but not a folder: checked before a drill runs and again
+        before the receipt is written."""
+        import stat
+
+        from resume_kit.infra.safefs import UnsafePath
+
+        folder = self.drills
+        try:
+            info = os.lstat(folder)
+        except FileNotFoundError:
+            return folder
+        if not stat.S_ISDIR(info.st_mode):
+            raise UnsafePath(
+                f"{STATE_DIR}/drills is not a folder; resume-kit writes drill receipts only "
+                "into a real folder",
+                hint=f"remove {STATE_DIR}/drills (it may have come with the repository), or "
+                "drop --in-repo",
+            )
+        return folder
+
+    @property
     def gitignore(self) -> Path:
         return self._state(".gitignore")
 

@@ -34,6 +34,7 @@ UNIT_KEYS = (
     "artifacts",
     "after",
     "parallel",
+    "side_effects",
     "group",
     "notes",
     "blocked_reason",
@@ -81,11 +82,13 @@ class Unit:
     after: list[str] = field(default_factory=list)
     evidence: Evidence | None = None
     last_failure: LastFailure | None = None
-    # schema 2: written only when set (parallel only when true)
+    # schema 2: written only when set (parallel and side_effects only when true)
     parallel: bool = False  # safe to run alongside other units
     group: str | None = None  # the heading or story the unit belongs to
     notes: str | None = None  # what someone was in the middle of
     blocked_reason: str | None = None
+    # its verify command has effects outside the work tree: a drill never runs it
+    side_effects: bool = False
     line: int | None = field(default=None, compare=False, repr=False)
 
 

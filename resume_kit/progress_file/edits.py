@@ -38,6 +38,7 @@ class Edit:
     files: list[str] | None = None
     artifacts: list[str] | None = None
     after: list[str] | None = None
+    side_effects: bool | None = None
 
 
 def apply_edit(progress: Progress, unit: Unit, edit: Edit) -> list[str]:
@@ -48,7 +49,7 @@ def apply_edit(progress: Progress, unit: Unit, edit: Edit) -> list[str]:
     if edit.after is not None:
         check_after(progress, unit, edit.after)
     changed = []
-    for name in ("title", "verify", "files", "artifacts", "after"):
+    for name in ("title", "verify", "files", "artifacts", "after", "side_effects"):
         value = getattr(edit, name)
         if value is not None and value != getattr(unit, name):
             setattr(unit, name, value)

@@ -91,6 +91,8 @@ def to_data(progress: Progress) -> dict[str, Any]:
                 data[key] = list(getattr(unit, key))
         if unit.parallel:
             data["parallel"] = True
+        if unit.side_effects:
+            data["side_effects"] = True
         for key in ("group", "notes", "blocked_reason"):
             if getattr(unit, key) is not None:
                 data[key] = getattr(unit, key)

@@ -277,12 +277,14 @@ def _unit(raw: Any, index: int, problems: _Problems) -> Unit | None:
         group=_text_field(raw, "group", label, problems),
         notes=_text_field(raw, "notes", label, problems),
         blocked_reason=_text_field(raw, "blocked_reason", label, problems),
+        side_effects=_flag(raw, "side_effects", label, problems),
         line=line,
     )
 
 
 def _flag(raw: Any, key: str, label: str, problems: _Problems) -> bool:
-    """An optional boolean unit field (``parallel``); absent or empty is false."""
+    """An optional boolean unit field (``parallel``, ``side_effects``); absent or empty is
+    false; anything but a YAML boolean (the string 'yes', a number) is refused."""
     value = raw.get(key)
     if value is None:
         return False
@@ -430,8 +432,8 @@ def migrate(raw: Any, name: str) -> tuple[Any, bool]:
     Version 0 is the pre-release layout: ``tasks`` instead of ``units`` and ``pending`` /
     ``completed`` statuses. A ``completed`` task becomes ``done`` without evidence, which
     reconcile then reports as DONE_UNVERIFIED: it was never verified by resume-kit.
-    Version 1 is version 2 without the optional unit fields ``parallel``, ``group``,
-    ``notes`` and ``blocked_reason``: only the number changes.
+    Version 1 is version 2 without the optional unit fields ``parallel``, ``side_effects``,
+    ``group``, ``notes`` and ``blocked_reason``: only the number changes.
     """
     version = raw.get("schema_version")
     if version == 1 and isinstance(version, int) and not isinstance(version, bool):
@@ -611,9 +613,11 @@ def _unit_from_cache(raw: Any) -> Unit | None:
         failure = _failure_from_cache(raw["last_failure"])
         if failure is None:
             return None
-    parallel = raw.get("parallel", False)
+    parallel, side_effects = raw.get("parallel", False), raw.get("side_effects", False)
     texts = [raw.get(key) for key in ("group", "notes", "blocked_reason")]
-    if type(parallel) is not bool or any(t is not None and type(t) is not str for t in texts):
+    if type(parallel) is not bool or type(side_effects) is not bool:
+        return None
+    if any(t is not None and type(t) is not str for t in texts):
         return None
     group, notes, blocked_reason = texts
     return Unit(
@@ -630,6 +634,7 @@ def _unit_from_cache(raw: Any) -> Unit | None:
         group,
         notes,
         blocked_reason,
+        side_effects,
     )
 
 

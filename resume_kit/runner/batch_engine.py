@@ -130,14 +130,16 @@ class Runner:
         self.timeout_s = timeout_s
         self.trusted = trusted
         self.refused: list[str] = []
-        from resume_kit.runner.leases import held_by_others
+        from resume_kit.runner.leases import held_by_others, release_done
 
         self.leased = held_by_others(layout)  # someone else's: skipped (docs/many-agents.md)
         with store.view() as progress:
             ready = {u.id for u in batch.candidates(progress)}
+            finished = {u.id for u in progress.units if u.status == "done"}
+        # ours on done units: left by a run killed between a pass and its release
+        self.notes: list[str] = release_done(layout, finished)
         self.skipped_leased = [uid for uid in self.leased if uid in ready]
         batch.tried.update(self.leased)
-        self.notes: list[str] = []
         self.error: BaseException | None = None
         self.started_at = time.monotonic()
         self.status = Status(total, done, self.started_at)

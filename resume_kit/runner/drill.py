@@ -5,7 +5,18 @@ A throwaway ``git worktree add --detach`` of HEAD gets a copy of the live progre
 of the run's own progress events (the k-th unit started: its log appeared in ``runs/``; or it
 printed its first output), then resumed. After every kill the invariants are checked; at the
 end every unit the drill saw done is verified once more, and the live work tree must be as it
-was. Units whose verify command is a side effect (core/side_effects) are not run.
+was. Units whose verify command is a side effect (core/side_effects, or the unit's
+``side_effects: true``) and units someone leases are not run.
+
+Leases: the drill claims the units it runs in the clone's own refs (never on a remote), as the
+throwaway work tree's holder, so ``run`` renews and releases them as it would an agent's; at
+the end it releases whatever is left and checks that none of its leases outlived it.
+
+Which unit a kill interrupted is read from the run's own claims: ``running/<id>.lock`` is held
+from just before a unit's command starts until it ends, so the claim the killed run left names
+the unit whose command was running. ``run`` starts the next unit while a pass is still being
+written (batch_engine's overlap), so a kill can also cut off one unit's pass after its command
+ended: that unit is a *lost pass*, allowed one rerun, which must pass (see :func:`in_flight`).
 """
 
 from __future__ import annotations
@@ -23,9 +34,12 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from resume_kit.infra.paths import Layout, find_layout
+
+if TYPE_CHECKING:
+    from resume_kit.model.progress import Progress, Unit
 
 INVARIANTS = (
     ("progress_valid", "progress.yaml valid after every kill"),
@@ -42,6 +56,7 @@ EVENTS = ("started", "output")  # the k-th unit's log appeared / got its first b
 POLL_S = 0.005  # how often the run's runs/ folder is looked at while waiting for an event
 GROUP_GONE_S = 10.0  # how long the killed run's verify commands may take to stop
 RECHECK_TIMEOUT_S = 120.0
+LEASE_TTL_S = 300.0  # the drill's own leases; `run` renews the one it works on meanwhile
 
 
 @dataclass
@@ -49,10 +64,41 @@ class Kill:
     n: int
     after_start: int
     event: str
-    unit: str | None = None
+    unit: str | None = None  # the interrupted unit (its command was running), else the newest
     lost_s: float = 0.0
     resume_s: float | None = None
-    interrupted: list[str] = field(default_factory=list)
+    interrupted: str | None = None
+    lost_pass: list[str] = field(default_factory=list)
+    leases_left: list[str] = field(default_factory=list)  # the drill's leases after the kill
+
+
+@dataclass(frozen=True)
+class SegmentEnd:
+    killed: bool
+    newest: str | None  # the unit of the newest log when killed
+    lost_s: float  # how long that unit had run
+    first_s: float | None  # from the segment's start to its first unit start
+    claims: frozenset[str] = frozenset()  # running/<id>.lock files the killed run left
+
+
+def in_flight(
+    started: list[str], done: set[str], failed: set[str], claims: frozenset[str]
+) -> tuple[str | None, list[str]]:
+    """(the interrupted unit, the lost passes) of one kill.
+
+    ``started``: the units whose logs appeared in the killed segment, in order; ``done`` and
+    ``failed`` (a failure recorded during the segment) as the progress file says after it;
+    ``claims``: the unit claims the killed run left. The interrupted unit is the one whose
+    command was running (its claim is left; with one job there is at most one); with no claim
+    left, the newest started unit with no outcome recorded (the kill cut off its outcome while
+    it was written). Every other started unit with no outcome recorded had passed: ``run``
+    starts the next unit before a pass is written, and only after a pass. Those are lost
+    passes.
+    """
+    pending = [u for u in started if u not in done and u not in failed]
+    running = [u for u in started if u in claims] or sorted(claims)
+    interrupted = running[-1] if running else (pending[-1] if pending else None)
+    return interrupted, [u for u in pending if u != interrupted]
 
 
 @dataclass
@@ -68,6 +114,8 @@ class Receipt:
     ran: list[str] = field(default_factory=list)
     duration_s: float = 0.0
     worktree: str | None = None
+
+    leases: list[str] = field(default_factory=list)  # the units the drill leased
 
     def breaks(self, name: str, kill: int | None, unit: str | None, detail: str) -> None:
         self.broken.setdefault(name, []).append({"kill": kill, "unit": unit, "detail": detail})
@@ -94,6 +142,7 @@ class Receipt:
                 for name, text in INVARIANTS
             ],
             "skipped": self.skipped,
+            "leased": self.leases,
             "ran": self.ran,
             "rerun": self.rerun,
             "duration_s": round(self.duration_s, 3),
@@ -128,9 +177,24 @@ def _unit_of_log(name: str, ids: list[str]) -> str | None:
     return best
 
 
+def _failure_key(unit: Unit) -> tuple[str, str, int, int] | None:
+    """What changes whenever a failure of ``unit`` is recorded."""
+    lf = unit.last_failure
+    return None if lf is None else (lf.at, lf.signature, lf.repeats, lf.reruns)
+
+
+def _claims(layout: Layout) -> frozenset[str]:
+    """The units whose claim file (``running/<id>.lock``) is there, read before anything
+    breaks a stale one."""
+    running = layout.running
+    if not running.is_dir():
+        return frozenset()
+    return frozenset(p.name[: -len(".lock")] for p in running.iterdir() if p.name.endswith(".lock"))
+
+
 def _released(layout: Layout) -> list[str]:
     """Locks still held after the kill: the progress lock and every unit claim (the per-unit
-    lock of ``verify``). Leases (issue 19) are to be checked in :func:`_leases_held`."""
+    lock of ``verify``); the drill's leases are checked at the end (:func:`_leases_held`)."""
     from resume_kit.infra.errors import ResumeKitError
     from resume_kit.infra.store import FileLock
 
@@ -150,13 +214,57 @@ def _released(layout: Layout) -> list[str]:
             held.append(target.name)
             continue
         lock.__exit__(None, None, None)
-    return held + _leases_held(layout)
+    return held
 
 
 def _leases_held(layout: Layout) -> list[str]:
-    """HOOK POINT for issue 19: the leases a killed run still holds. No lease API exists on
-    main yet, so there is nothing to check; the per-unit lock is checked in :func:`_released`."""
-    return []
+    """The units this work tree's holder (the drill's, in the throwaway tree) leases, as the
+    clone's refs say: the local lock, which every worktree of the clone shares."""
+    from resume_kit.runner.leases import ours
+
+    return sorted(ours(layout))
+
+
+def _release_all(layout: Layout) -> None:
+    """Release every lease of this work tree's holder (local refs only); fail-open."""
+    from resume_kit.runner.leases import ours, release
+
+    for unit, where in ours(layout).items():
+        if where == "local":
+            with contextlib.suppress(Exception):
+                release(layout, unit, None)
+
+
+def _leased_in_live(live: Layout) -> dict[str, str]:
+    """unit → who, for the units someone leases as the live work tree knows it (its local refs
+    and the last fetched remote ones; no network): someone else's, and the live tree's own
+    (the throwaway tree is another holder, whose `run` would skip them)."""
+    from resume_kit.core.timeutil import from_epoch
+    from resume_kit.runner.leases import held_by_others, ours
+
+    found = {
+        unit: f"{lease.holder.label()} until {from_epoch(lease.expires_at)}" if lease else "someone"
+        for unit, lease in held_by_others(live).items()
+    }
+    for unit in ours(live):
+        found.setdefault(unit, "you in the live work tree")
+    return found
+
+
+def skip_reason(unit: Unit, patterns: Any, leased: dict[str, str]) -> tuple[str, str] | None:
+    """(kind, reason) when the drill must not run ``unit``: ``field`` (it is marked
+    ``side_effects: true``), ``rule`` (its verify matches a side-effect rule) or ``leased``;
+    None when it may run."""
+    from resume_kit.core.side_effects import classify
+
+    if unit.side_effects:
+        return "field", "marked side_effects: true"
+    matches = classify(unit.verify or "", patterns)
+    if matches:
+        return "rule", f"side effect ({matches[0].rule})"
+    if unit.id in leased:
+        return "leased", f"leased by {leased[unit.id]}"
+    return None
 
 
 class Drill:
@@ -172,6 +280,8 @@ class Drill:
         self.layout: Layout | None = None
         self.seen: dict[str, float] = {}  # log name -> when the drill saw it
         self.ids: list[str] = []
+        self.failures: dict[str, tuple[str, str, int, int] | None] = {}  # as last checked
+        self.lost: dict[str, int] = {}  # unit -> the kill that cut off its pass being written
 
     # ---- set-up
 
@@ -181,13 +291,15 @@ class Drill:
         return run_git(cwd or self.live.root, *args)
 
     def prepare(self) -> list[str]:
-        """Make the throwaway work tree and its progress file; the units the drill will run."""
-        from resume_kit.core.side_effects import classify
+        """Make the throwaway work tree and its progress file; the units the drill will run,
+        each leased by the drill (local refs)."""
         from resume_kit.progress_file import config as config_mod
         from resume_kit.progress_file import io as progress_io
+        from resume_kit.runner.leases import claim
 
         text = progress_io.read_text(self.live.progress)
         patterns = config_mod.load(self.live).side_effect_patterns
+        leased = _leased_in_live(self.live)
         self.tmp = Path(tempfile.mkdtemp(prefix="resume-kit-drill-"))
         self.wt = self.tmp / "wt"
         self._git("worktree", "add", "--detach", "--quiet", str(self.wt), "HEAD")
@@ -202,21 +314,26 @@ class Drill:
             for unit in progress.units:
                 if unit.status == "done" or unit.verify is None or unit.status == "blocked":
                     continue
-                matches = classify(unit.verify, patterns)
-                if matches:
-                    reason = f"side effect ({matches[0].rule})"
-                elif self.max_units is not None and len(chosen) >= self.max_units:
-                    reason = "beyond --units"
-                else:
+                skip = skip_reason(unit, patterns, leased)
+                if skip is None and self.max_units is not None and len(chosen) >= self.max_units:
+                    skip = ("units", "beyond --units")
+                if skip is None:
                     chosen.append(unit.id)
                     continue
-                self.receipt.skipped.append({"unit": unit.id, "reason": reason})
+                kind, reason = skip
+                self.receipt.skipped.append({"unit": unit.id, "reason": reason, "kind": kind})
                 unit.status, unit.blocked_reason = "blocked", f"drill: {reason}"
+        for uid in chosen:  # as an agent would before `run`; `run` renews and releases them
+            with contextlib.suppress(Exception):
+                if claim(self.layout, uid, None, LEASE_TTL_S).ok:
+                    self.receipt.leases.append(uid)
         return chosen
 
     def cleanup(self) -> None:
         if self.wt is None or self.tmp is None:
             return
+        if self.layout is not None:
+            _release_all(self.layout)  # with --keep too: the refs are the live clone's
         if self.keep:
             self.receipt.worktree = str(self.wt)
             return
@@ -225,6 +342,11 @@ class Drill:
         shutil.rmtree(self.tmp, ignore_errors=True)
         with contextlib.suppress(Exception):
             self._git("worktree", "prune")
+        if self.layout is not None:  # the throwaway tree's own cache folder, keyed by its path
+            from resume_kit.infra.cachedir import worktree_cache
+
+            folder = worktree_cache(str(self.layout.root), str(self.layout.git_common_dir))
+            shutil.rmtree(folder, ignore_errors=True)
 
     # ---- running
 
@@ -246,12 +368,10 @@ class Drill:
         env[OFF_ENV] = "off"  # a throwaway tree's history would only litter --all-repos
         return env
 
-    def _segment(
-        self, target: int | None, event: str
-    ) -> tuple[bool, str | None, float, float | None]:
+    def _segment(self, target: int | None, event: str) -> SegmentEnd:
         """Run (or resume) until the ``target``-th unit start overall (``started``) or its
         first output or the next start (``output``), then SIGKILL; without a target, to the
-        end. (killed, the unit killed, seconds it had run, seconds to the first start)."""
+        end."""
         assert self.wt is not None
         began = time.monotonic()
         proc = subprocess.Popen(
@@ -283,12 +403,14 @@ class Drill:
                 if ready:
                     os.kill(proc.pid, signal.SIGKILL)
                     proc.wait()
+                    assert self.layout is not None
+                    claims = _claims(self.layout)
                     self._wait_groups()
-                    newest = order[-1]  # the unit running when killed (one job)
+                    newest = order[-1]
                     lost = time.monotonic() - self.seen[newest]
-                    return True, _unit_of_log(newest, self.ids), lost, first
+                    return SegmentEnd(True, _unit_of_log(newest, self.ids), lost, first, claims)
             if proc.poll() is not None:
-                return False, None, 0.0, first
+                return SegmentEnd(False, None, 0.0, first)
             time.sleep(POLL_S)
 
     def _wait_groups(self) -> None:
@@ -324,8 +446,15 @@ class Drill:
         return nxt.get("id") if isinstance(nxt, dict) else None
 
     def _check_kill(
-        self, kill: Kill, started: list[str], done_before: set[str], ledger: dict[str, int]
-    ) -> set[str]:
+        self,
+        kill: Kill,
+        end: SegmentEnd,
+        started: list[str],
+        done_before: set[str],
+        ledger: dict[str, int],
+    ) -> tuple[set[str], list[str]]:
+        """Check the invariants after a kill; (the units done now, the units whose failure
+        was recorded in the killed segment)."""
         from resume_kit.infra.errors import ResumeKitError
         from resume_kit.model.progress import pick_next
         from resume_kit.progress_file import io as progress_io
@@ -336,22 +465,30 @@ class Drill:
             progress = progress_io.load(self.layout).progress
         except ResumeKitError as exc:
             r.breaks("progress_valid", kill.n, None, str(exc))
-            return done_before
+            return done_before, []
         held = _released(self.layout)
         if held:
             r.breaks("released", kill.n, kill.unit, "still held: " + ", ".join(held))
         done = {u.id for u in progress.units if u.status == "done"}
-        # interrupted: started since the last kill and not done (with a pass still being
-        # written when the next unit started, that is two units)
-        kill.interrupted = [u for u in started if u not in done]
+        failed = [u.id for u in progress.units if _failure_key(u) != self.failures.get(u.id)]
+        self.failures = {u.id: _failure_key(u) for u in progress.units}
+        kill.interrupted, kill.lost_pass = in_flight(started, done, set(failed), end.claims)
+        kill.unit = kill.interrupted or end.newest
+        kill.leases_left = _leases_held(self.layout)
+        # a lease a kill left on a done unit is released as the next run starts, before any
+        # unit does: one on a unit done before this segment began is a leak
+        for uid in sorted(set(kill.leases_left) & done_before):
+            detail = "the drill's lease on it outlived a resume (done before it)"
+            r.breaks("released", kill.n, uid, detail)
         nxt = pick_next(progress)
-        expected = set(kill.interrupted) | ({nxt.id} if nxt is not None else set())
+        expected = set(kill.lost_pass) | {u for u in (kill.interrupted,) if u is not None}
+        expected |= {nxt.id} if nxt is not None else set()
         named = self._brief_next()
         if named not in expected and not (named is None and not expected):
             want = ", ".join(sorted(expected)) or "none"
             r.breaks("brief_next", kill.n, kill.unit, f"brief names {named}, expected {want}")
         self._check_ledger(progress, ledger, kill.n)
-        return done
+        return done, failed
 
     def _check_ledger(self, progress: Any, ledger: dict[str, int], kill: int | None) -> None:
         for action in progress.actions:
@@ -409,6 +546,24 @@ class Drill:
                 code = 124
             if code != 0:
                 self.receipt.breaks("done_passes", None, unit.id, f"marked done, exits {code} now")
+        for uid, kill in self.lost.items():  # a pass cut off while written, then rerun
+            if (lost := progress.unit(uid)) is not None and lost.status != "done":
+                detail = f"its pass was cut off by kill {kill} while written; run again it fails"
+                self.receipt.breaks("done_passes", kill, uid, detail)
+
+    def _check_leases(self, progress: Progress) -> None:
+        """No lease of the drill's on a done unit once the run ended by itself (a pass releases
+        it; the next run releases one a kill left), and none at all once the drill released
+        what was left: the throwaway tree shares the live clone's refs."""
+        assert self.layout is not None
+        held = set(_leases_held(self.layout))
+        for unit in progress.units:
+            if unit.status == "done" and unit.id in held:
+                detail = "the drill's lease on it is still held after it passed"
+                self.receipt.breaks("released", None, unit.id, detail)
+        _release_all(self.layout)
+        for uid in _leases_held(self.layout):
+            self.receipt.breaks("released", None, uid, "the drill's lease outlived the drill")
 
     # ---- the drill
 
@@ -421,6 +576,7 @@ class Drill:
             chosen = self.prepare()
             assert self.layout is not None
             progress = progress_io.load(self.layout).progress
+            self.failures = {u.id: _failure_key(u) for u in progress.units}
             done = {u.id for u in progress.units if u.status == "done"}
             done_at_start = set(done)
             ledger = {
@@ -435,22 +591,26 @@ class Drill:
             for i, (target, event) in enumerate([*zip(targets, events, strict=True), (None, "")]):
                 logs_before = set(self.seen)
                 ran_before = {u for u in (_unit_of_log(x, self.ids) for x in logs_before) if u}
-                killed, unit, lost, first = self._segment(target, event)
+                end = self._segment(target, event)
                 new_logs = sorted(set(self.seen) - logs_before)
                 self._check_runs(new_logs, done, allowed, ran_before, i or None)
-                if self.receipt.kills and first is not None:
-                    self.receipt.kills[-1].resume_s = round(first, 3)
-                if target is None or not killed:
+                if self.receipt.kills and end.first_s is not None:
+                    self.receipt.kills[-1].resume_s = round(end.first_s, 3)
+                if target is None or not end.killed:
                     break
-                kill = Kill(i + 1, target, event, unit, round(lost, 3))
+                kill = Kill(i + 1, target, event, end.newest, round(end.lost_s, 3))
                 self.receipt.kills.append(kill)
                 ran_now = [u for u in (_unit_of_log(x, self.ids) for x in new_logs) if u]
-                done = self._check_kill(kill, ran_now, done, ledger)
-                # every unit a kill interrupted that has not passed since may run again
-                allowed = [u for u in [*allowed, *kill.interrupted] if u not in done]
+                done, retry = self._check_kill(kill, end, ran_now, done, ledger)
+                self.lost.update({uid: kill.n for uid in kill.lost_pass})
+                # may run again until they pass: the interrupted unit, a pass the kill cut off
+                # while it was written, and a unit whose failure was recorded (a retry)
+                new = [u for u in (kill.interrupted, *kill.lost_pass, *retry) if u is not None]
+                allowed = [u for u in dict.fromkeys([*allowed, *new]) if u not in done]
                 if self._live_changed(before, kill.n):
                     before = live_fingerprint(self.live.root)
             self._final(done_at_start)
+            self._check_leases(progress_io.load(self.layout).progress)
             self._live_changed(before, None)
         finally:
             self.cleanup()

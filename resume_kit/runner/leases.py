@@ -407,6 +407,16 @@ def release_after_pass(layout: Layout, unit: str) -> str | None:
     return f"released the lease on {unit}" if state == "released" else None
 
 
+def release_done(layout: Layout, done: set[str]) -> list[str]:
+    """Release this holder's leases on units that are already done; the notes to print.
+
+    A run SIGKILLed after recording a pass but before releasing its lease leaves the lease on
+    a done unit, which no later run would touch (it never runs a done unit again): so every
+    run starts by releasing those. One read of the refs when this holder leases nothing."""
+    mine = ours(layout)
+    return [note for uid in sorted(done & mine.keys()) if (note := release_after_pass(layout, uid))]
+
+
 def pick_unleased(
     layout: Layout, progress: Progress, unit_id: str | None, report: Callable[[str], None]
 ) -> Unit | None:

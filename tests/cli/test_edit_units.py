@@ -279,3 +279,22 @@ def test_the_next_units_note_reaches_status_and_the_brief(repo: Path) -> None:
     brief = run_cli("brief", cwd=repo).stdout
     assert "alpha-long-name (next) was in the middle of: half way through the parser" in brief
     assert "not next" not in brief
+
+
+def test_add_and_edit_set_and_clear_side_effects_keeping_comments(repo: Path) -> None:
+    path = _repo(repo)
+    added = run_cli(
+        "add", "Publish", "--verify", "git push origin main", "--side-effects", cwd=repo
+    )
+    assert added.code == 0, added.stderr
+    assert _model(path).require_unit("publish").side_effects is True
+    assert run_cli("edit", "gamma", "--side-effects", cwd=repo).stderr == (
+        "edited gamma: side_effects\n"
+    )
+    assert "    verify: echo c\n    side_effects: true\n" in path.read_text()
+    assert run_cli("edit", "gamma", "--side-effects", cwd=repo).stderr == "gamma: nothing changed\n"
+    assert run_cli("edit", "gamma", "--no-side-effects", cwd=repo).code == 0
+    text = path.read_text()
+    assert "side_effects" not in text.split("- id: gamma")[1].split("- id: publish")[0]
+    assert text.startswith(TEXT[: TEXT.index("  - id: gamma")])
+    assert _model(path).require_unit("gamma").side_effects is False

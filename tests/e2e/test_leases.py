@@ -258,3 +258,17 @@ def test_claim_without_an_id_moves_past_units_it_had_not_heard_were_leased(
     assert "renewed three" in run_cli("claim", cwd=c).stdout  # its own lease comes first
     none_left = run_cli("claim", cwd=_clone(remote, "d"))
     assert none_left.code == 3
+
+
+def test_run_releases_our_lease_left_on_a_done_unit(repo: Path) -> None:
+    """A run SIGKILLed between recording a pass and releasing its lease leaves the lease on a
+    done unit, which no later run runs again: the next run releases it first."""
+    assert run_cli("init", "--goal", "g", cwd=repo).code == 0
+    for name in ("one", "two"):
+        assert run_cli("add", name, "--verify", "true", "--id", name, cwd=repo).code == 0
+    assert run_cli("verify-next", "--unit", "one", cwd=repo, env=TRUST_ALL).code == 0
+    assert run_cli("claim", "one", "--offline", cwd=repo).code == 0  # as the killed run left it
+    assert "one" in engine.ours(find_layout(repo))
+    assert run_cli("run", cwd=repo, env=TRUST_ALL).code == 0
+    assert engine.ours(find_layout(repo)) == {}
+    assert git(repo, "for-each-ref", "refs/resume-kit/").stdout == ""

@@ -80,6 +80,10 @@ def test_the_new_fields_load() -> None:
     [
         ("parallel", "'yes'", "unit 'a': parallel must be true or false, not 'yes'"),
         ("parallel", "1", "unit 'a': parallel must be true or false, not a number"),
+        ("side_effects", "'yes'", "unit 'a': side_effects must be true or false, not 'yes'"),
+        ("side_effects", "'true'", "unit 'a': side_effects must be true or false, not 'true'"),
+        ("side_effects", "0", "unit 'a': side_effects must be true or false, not a number"),
+        ("side_effects", "[true]", "unit 'a': side_effects must be true or false, not a list"),
         ("group", "[x]", "unit 'a': group must be a string, not a list"),
         ("notes", "{a: 1}", "unit 'a': notes must be a string, not a mapping"),
         ("blocked_reason", "12", "unit 'a': blocked_reason must be a string, not a number"),
@@ -108,12 +112,14 @@ def test_new_fields_are_written_only_when_set() -> None:
         "status",
     ]
     unit.parallel, unit.group, unit.notes, unit.blocked_reason = True, "G", "N", "R"
+    unit.side_effects = True
     data = progress_yaml.to_data(p.Progress(goal="g", units=[unit]))["units"][0]
     assert data == {
         "id": "x",
         "title": "X",
         "status": "todo",
         "parallel": True,
+        "side_effects": True,
         "group": "G",
         "notes": "N",
         "blocked_reason": "R",
@@ -168,3 +174,19 @@ def test_a_v1_file_with_crlf_line_ends_is_bumped_on_the_fast_path() -> None:
     out = doc.render_fast()
     assert out.startswith("# my header\r\nschema_version: 2\r\n")
     assert progress_io.parse_and_validate(out).units[0].status == "done"
+
+
+def test_side_effects_loads_and_is_kept_by_a_rewrite_with_its_comment() -> None:
+    text = (
+        "schema_version: 2\ngoal: g\nunits:\n  - id: a\n    title: A\n    status: todo\n"
+        "    verify: git push origin main\n    side_effects: true   # pushes\n"
+    )
+    doc = _doc(text)
+    assert doc.progress.units[0].side_effects is True
+    doc.progress.units[0].title = "A2"
+    for rendered in (doc.render_fast(), doc.render()):
+        assert rendered == text.replace("title: A\n", "title: A2\n")
+    unmarked = progress_io.parse_and_validate(
+        text.replace("    side_effects: true   # pushes\n", "")
+    )
+    assert unmarked.units[0].side_effects is False

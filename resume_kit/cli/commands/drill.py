@@ -24,9 +24,11 @@ def receipt_text(data: dict[str, Any]) -> str:
     ]
     for kill in data["kills"]:
         resume = f"{kill['resume_s']:.2f}s" if kill["resume_s"] is not None else "n/a"
+        lost = f"; its pass cut off while written: {', '.join(kill['lost_pass'])}"
         lines.append(
             f"  kill {kill['n']}: at unit start {kill['after_start']} ({kill['event']}), "
-            f"unit {kill['unit']}, lost {kill['lost_s']:.2f}s, resume took {resume}"
+            f"interrupted {kill['interrupted'] or 'none'}, lost {kill['lost_s']:.2f}s, "
+            f"resume took {resume}" + (lost if kill["lost_pass"] else "")
         )
     for inv in data["invariants"]:
         mark = "held  " if inv["held"] else "BROKEN"
@@ -36,16 +38,21 @@ def receipt_text(data: dict[str, Any]) -> str:
             lines.append(f"           {at}, unit {b['unit'] or '-'}: {b['detail']}")
     for s in data["skipped"]:
         lines.append(f"  skipped {s['unit']}: {s['reason']}")
+    if data["leased"]:
+        lines.append(f"  leased by the drill (released): {', '.join(data['leased'])}")
     if data["worktree"]:
         lines.append(f"  kept: {data['worktree']}")
     return "\n".join(lines)
 
 
 def receipt_dir(layout: Any, in_repo: bool) -> Path:
+    """Where the receipt goes; with ``in_repo`` the checked ``.resume-kit/drills`` (a symlink
+    there or on the way, or a file of that name, is refused with one line, exit 2)."""
     if in_repo:
-        folder: Path = layout._state("drills")
-        folder.mkdir(parents=True, exist_ok=True)
-        return folder
+        folder: Path = layout.drills_folder()
+        folder.mkdir(exist_ok=True)
+        checked: Path = layout.drills_folder()  # again: nothing swapped in while it was made
+        return checked
     from platformdirs import user_data_dir
 
     from resume_kit.infra.cachedir import ensure_private, sha256_hex
@@ -63,8 +70,9 @@ def run(
     from resume_kit.infra.paths import find_layout
     from resume_kit.infra.store import atomic_write
     from resume_kit.infra.trust import untrusted
+    from resume_kit.progress_file import config as config_mod
     from resume_kit.progress_file import io as progress_io
-    from resume_kit.runner.drill import Drill
+    from resume_kit.runner.drill import Drill, skip_reason
 
     if kills < 0 or (units is not None and units < 1):
         raise ResumeKitError("--kills must be 0 or more, --units 1 or more", hint="see --help")
@@ -76,12 +84,16 @@ def run(
             "nothing to rehearse: no unit left with a verify command",
             hint='add one with `resume-kit add "TITLE" --verify "COMMAND"`',
         )
-    refused = untrusted(layout.root, pending)
+    patterns = config_mod.load(layout).side_effect_patterns
+    # a side-effect unit is never run by the drill, so it needs no approval for it
+    refused = untrusted(layout.root, [u for u in pending if not skip_reason(u, patterns, {})])
     if refused:
         raise ResumeKitError(
             "not approved: " + ", ".join(u.id for u in refused),
             hint="a person must approve them with `resume-kit trust` before a drill runs them",
         )
+    if in_repo:
+        layout.drills_folder()  # refused before the drill runs, not after
     seed = seed if seed is not None else random.SystemRandom().randrange(1 << 31)
     receipt = Drill(layout, kills, seed, units, keep).run()
     data = receipt.to_json()

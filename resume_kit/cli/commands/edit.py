@@ -18,7 +18,8 @@ def edit(unit_id: str, change: Edit) -> int:
     if all(getattr(change, name) is None for name in vars(change)):
         raise ResumeKitError(
             f"nothing to change for '{unit_id}'",
-            hint="give at least one of --title, --verify, --files, --artifact, --after",
+            hint="give at least one of --title, --verify, --files, --artifact, --after, "
+            "--side-effects",
         )
     if change.title is not None:
         if not change.title.strip():

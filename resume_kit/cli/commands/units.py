@@ -36,9 +36,10 @@ def add(
     files: list[str],
     artifacts: list[str],
     after: list[str],
+    side_effects: bool = False,
 ) -> int:
     layout = paths.find_layout()
-    unit = create(layout, title, verify, unit_id, files, artifacts, after)
+    unit = create(layout, title, verify, unit_id, files, artifacts, after, side_effects)
     from resume_kit.infra.trust import approve_created
 
     approve_created(layout, [unit])
@@ -54,6 +55,7 @@ def create(
     files: list[str],
     artifacts: list[str],
     after: list[str],
+    side_effects: bool = False,
 ) -> Unit:
     """Append the unit to progress.yaml and return it; approving its command is the caller's
     choice (`add` approves what a person typed here; the MCP server's `add_unit` does not)."""
@@ -85,6 +87,7 @@ def create(
             files=files,
             artifacts=artifacts,
             after=after,
+            side_effects=side_effects,
         )
         model.units.append(unit)
     return unit

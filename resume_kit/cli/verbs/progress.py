@@ -95,11 +95,20 @@ def add(
         list[str] | None,
         typer.Option("--after", metavar="ID", help="A unit that must be done first (repeatable)."),
     ] = None,
+    side_effects: Annotated[
+        bool,
+        typer.Option(
+            "--side-effects",
+            help="Its verify command changes things outside the work tree: a drill never runs it.",
+        ),
+    ] = False,
 ) -> None:
     """Append a unit of work with the command that verifies it."""
     from resume_kit.cli.commands import units as cmd
 
-    exit_with(cmd.add(title, verify, unit_id, files or [], artifact or [], after or []))
+    exit_with(
+        cmd.add(title, verify, unit_id, files or [], artifact or [], after or [], side_effects)
+    )
 
 
 @app.command(

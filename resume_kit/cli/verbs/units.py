@@ -91,12 +91,21 @@ def edit(
             help="Units that must be done first, replacing the list (repeatable).",
         ),
     ] = None,
+    side_effects: Annotated[
+        bool | None,
+        typer.Option(
+            "--side-effects/--no-side-effects",
+            help="Whether its verify command changes things outside the work tree (a drill "
+            "never runs such a unit).",
+        ),
+    ] = None,
 ) -> None:
-    """Change a unit's title, verify command, files, artifacts or dependencies."""
+    """Change a unit's title, verify command, files, artifacts, dependencies or side-effects
+    mark."""
     from resume_kit.cli.commands import edit as cmd
     from resume_kit.progress_file.edits import Edit
 
-    exit_with(cmd.edit(unit_id, Edit(title, verify, files, artifact, after)))
+    exit_with(cmd.edit(unit_id, Edit(title, verify, files, artifact, after, side_effects)))
 
 
 @app.command()
