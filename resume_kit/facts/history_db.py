@@ -56,13 +56,23 @@ END;
 _TRACE: dict[str, str] = {}  # this process's trace id, made once
 
 
-def trace_id() -> str:
-    """The trace id of this process: the one it was started with (``RESUME_KIT_TRACE``, set by
-    ``run``, ``drill`` or an agent session's hook), else one made for this process."""
+def trace_id(session: str | None = None) -> str:
+    """The one trace id rule: the one this process was started with (``RESUME_KIT_TRACE``, set
+    by ``drill`` or by the person), else the agent session id a hook gave (``session``), else
+    one made once for this process (so all units of one ``run`` share it)."""
+    given = os.environ.get(TRACE_ENV, "").strip()
+    if given:
+        return _clean_trace(given)
+    if session and session.strip():
+        return _clean_trace(session)
     if "id" not in _TRACE:
-        given = os.environ.get(TRACE_ENV, "").strip()
-        _TRACE["id"] = given[:64] if given else os.urandom(6).hex()
+        _TRACE["id"] = os.urandom(6).hex()
     return _TRACE["id"]
+
+
+def _clean_trace(text: str) -> str:
+    """At most 64 printable characters, no spaces (it goes into a log's header line)."""
+    return "".join(c for c in text.strip() if c.isprintable() and not c.isspace())[:64] or "-"
 
 
 def history_root() -> Path:
@@ -126,7 +136,7 @@ def append(
                     kind,
                     unit,
                     commit,
-                    trace or trace_id(),
+                    trace_id(trace),
                     signature,
                     None if passed is None else int(passed),
                     str(layout.root),

@@ -235,8 +235,10 @@ def run_command(
     on_output: Callable[[bytes], None] | None = None,
     env: dict[str, str] | None = None,
     on_start: Callable[[int], None] | None = None,
+    header: str | None = None,
 ) -> RunResult:
-    """Run ``command`` with ``/bin/sh -c`` in ``cwd`` and stream its output to ``log_path``.
+    """Run ``command`` with ``/bin/sh -c`` in ``cwd`` and stream its output to ``log_path``
+    (after the one ``header`` line, when given: see :func:`log_header`).
 
     ``stop`` being set (by a signal handler) stops the process group; ``on_tick(elapsed,
     last_line)`` is called about every TICK_S for live progress. Leftover background
@@ -245,6 +247,8 @@ def run_command(
     log_path.parent.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     with _create_log(log_path) as handle:
+        if header is not None:
+            handle.write(header.encode("utf-8", "replace") + b"\n")
         sink = OutputSink(handle)
         proc = subprocess.Popen(
             supervised([SHELL, "-c", command]),
@@ -342,6 +346,42 @@ def _create_log(path: Path) -> BinaryIO:
     except BaseException:
         os.close(fd)
         raise
+
+
+LOG_HEADER = re.compile(
+    r"# resume-kit run: unit (?P<unit>\S+), trace (?P<trace>\S+), started (?P<at>\S+)"
+)
+
+
+def log_header(unit_id: str) -> str:
+    """A run log's first line: which unit, which run or agent session (the trace id), when."""
+    from resume_kit.facts.history_db import trace_id
+
+    return f"# resume-kit run: unit {unit_id}, trace {trace_id()}, started {now_iso()}"
+
+
+def logs_of_trace(layout: Layout, trace: str) -> list[tuple[str, str, str]]:
+    """(log path relative to the root, unit, started) of every kept run log whose header names
+    ``trace``, oldest first. Only regular files named as run logs are read (never through a
+    symlink), and only their first line; a log with no header (older ones) names no trace."""
+    from resume_kit.infra.safefs import UnsafePath, open_regular
+
+    found: list[tuple[str, str, str]] = []
+    try:
+        runs = layout.runs  # a symlinked .resume-kit/ or runs/ is refused here
+        entries = [e for e in os.scandir(runs) if RUN_LOG_NAME.fullmatch(e.name)]
+    except (OSError, UnsafePath):
+        return found
+    for entry in entries:
+        try:
+            with open_regular(runs / entry.name) as handle:
+                first = handle.read(512).split(b"\n", 1)[0].decode("utf-8", "replace")
+        except OSError:
+            continue
+        match = LOG_HEADER.fullmatch(first)
+        if match is not None and match["trace"] == trace:
+            found.append((layout.rel(runs / entry.name), match["unit"], match["at"]))
+    return sorted(found, key=lambda item: item[2])
 
 
 def new_log_path(layout: Layout, unit_id: str) -> Path:
@@ -703,6 +743,7 @@ def verify_unit(
             stop=stop,
             on_tick=on_tick,
             on_start=lambda pgid: claim.annotate(pgid=pgid, unit=unit.id),
+            header=log_header(unit.id),
         )
     log = layout.rel(log_path)
     prune_runs(layout.runs)

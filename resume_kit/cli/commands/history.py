@@ -96,13 +96,50 @@ def search(text: str, json_out: bool, all_repos: bool) -> int:
 
 def show(ident: str, json_out: bool) -> int:
     from resume_kit.facts.history_db import unit_records
+    from resume_kit.infra.paths import find_layout
 
+    layout = find_layout()
     rows = unit_records(_own_db(), ident)
+    is_unit = any(r["unit"] == ident for r in rows)
+    logs = [] if is_unit else _run_logs(layout, ident)
+    receipt = None if is_unit else _drill_receipt(layout, ident)
+    found = bool(rows or logs or receipt)
     if json_out:
-        print_json({"id": ident, "records": rows})
-    elif not rows:
+        print_json(
+            {
+                "id": ident,
+                "records": rows,
+                "run_logs": [{"log": log, "unit": unit, "started": at} for log, unit, at in logs],
+                "drill_receipt": receipt,
+            }
+        )
+    elif not found:
         say(f"no record of unit or trace {ident!r} in this work tree's history")
     else:
         for row in rows:
             out(_line(row))
-    return EXIT_OK if rows else EXIT_NOTHING_TO_DO
+        for log, unit, at in logs:
+            out(f"run log {log}: unit {unit}, started {at}")
+        if receipt is not None:
+            out(f"drill receipt {receipt}")
+    return EXIT_OK if found else EXIT_NOTHING_TO_DO
+
+
+def _run_logs(layout: Any, trace: str) -> list[tuple[str, str, str]]:
+    from resume_kit.runner.verify import logs_of_trace
+
+    return logs_of_trace(layout, trace)
+
+
+def _drill_receipt(layout: Any, trace: str) -> str | None:
+    """The drill receipt of trace ``trace`` in the user's data directory (receipts in
+    ``.resume-kit/drills/`` arrive with a clone and are never read back)."""
+    from resume_kit.cli.commands.drill import receipt_dir
+
+    if not trace.isalnum():
+        return None
+    try:
+        path = receipt_dir(layout, False) / f"{trace}.json"
+        return str(path) if path.is_file() and not path.is_symlink() else None
+    except OSError:
+        return None
