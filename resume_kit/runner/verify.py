@@ -74,8 +74,11 @@ def command_env(base: dict[str, str] | None = None) -> dict[str, str]:
 class OutputSink:
     """Streams output to the log file: the head as it arrives, the tail when the run ends."""
 
-    def __init__(self, handle: IO[bytes]):
+    def __init__(self, handle: IO[bytes], header: bytes = b""):
         self._handle = handle
+        # written with the first output (or at the end): an empty log still means "no output
+        # yet" to whoever watches its size (the drill's kill-at-first-output moment)
+        self._header = header
         self._head_written = 0
         self._tail: deque[bytes] = deque()
         self._tail_size = 0
@@ -86,8 +89,14 @@ class OutputSink:
         self.last_line = ""
         self._key_seen = False
 
+    def _write_header(self) -> None:
+        if self._header:
+            self._handle.write(self._header)
+            self._header = b""
+
     def feed(self, data: bytes) -> None:
         self.total += len(data)
+        self._write_header()
         room = HEAD_CAP - self._head_written
         if room > 0:
             head, data = data[:room], data[room:]
@@ -133,6 +142,7 @@ class OutputSink:
             self.last_line = shown[-1].rsplit("\r", 1)[-1] if shown else ""
 
     def close(self, trailer: str = "") -> None:
+        self._write_header()
         if self.dropped:
             self._handle.write(
                 f"\n[resume-kit: {self.dropped} bytes of output omitted here]\n".encode()
@@ -247,9 +257,9 @@ def run_command(
     log_path.parent.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     with _create_log(log_path) as handle:
-        if header is not None:
-            handle.write(header.encode("utf-8", "replace") + b"\n")
-        sink = OutputSink(handle)
+        sink = OutputSink(
+            handle, b"" if header is None else header.encode("utf-8", "replace") + b"\n"
+        )
         proc = subprocess.Popen(
             supervised([SHELL, "-c", command]),
             cwd=cwd,

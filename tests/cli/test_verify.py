@@ -625,3 +625,21 @@ def test_live_progress_on_a_terminal(repo: Path) -> None:
     assert "resume-kit: running" not in result.shown  # the spinner replaces the plain lines
     assert "ghp_abcdef" not in result.shown
     assert result.stdout.startswith(b"passed: a")
+
+
+def test_the_header_line_waits_for_the_first_output() -> None:
+    """A run log stays empty until the command prints (the drill kills at "first output" by
+    watching the size); a command that prints nothing still gets its header at the end."""
+    import io
+
+    quiet = io.BytesIO()
+    sink = verify.OutputSink(quiet, b"# head\n")
+    assert quiet.getvalue() == b""
+    sink.close()
+    assert quiet.getvalue() == b"# head\n"
+    chatty = io.BytesIO()
+    sink = verify.OutputSink(chatty, b"# head\n")
+    sink.feed(b"one\n")
+    sink.feed(b"two\n")
+    sink.close()
+    assert chatty.getvalue() == b"# head\none\ntwo\n"
