@@ -33,11 +33,10 @@ def _line(row: dict[str, Any]) -> str:
 
 
 def _own_db() -> Path:
-    from resume_kit.facts.history_db import db_path
+    from resume_kit.facts.history_place import own_db
     from resume_kit.infra.paths import find_layout
 
-    layout = find_layout()
-    return db_path(str(layout.root), str(layout.git_common_dir))
+    return own_db(find_layout())
 
 
 def _passed_later(rows: list[dict[str, Any]]) -> bool:
@@ -143,3 +142,31 @@ def _drill_receipt(layout: Any, trace: str) -> str | None:
         return str(path) if path.is_file() and not path.is_symlink() else None
     except OSError:
         return None
+
+
+def keep(where: str | None) -> int:
+    """``history keep [in-repo|user-data]``: where the history is kept; changing it is a
+    person's choice (a terminal), never an agent's nor the repository's."""
+    from resume_kit.cli.approval import person_at_terminal
+    from resume_kit.facts import history_place
+    from resume_kit.infra.errors import ResumeKitError, UntrustedCommandError
+    from resume_kit.infra.paths import find_layout
+
+    layout = find_layout()
+    if where is None:
+        now = history_place.place(layout)
+        shown = history_place.own_db(layout) if now == history_place.IN_REPO else None
+        out(f"{now}: {layout.rel(shown) if shown else history_place.own_db(layout)}")
+        return EXIT_OK
+    if where not in history_place.PLACES:
+        raise ResumeKitError(f"unknown place {where!r}", hint="use in-repo or user-data")
+    if not person_at_terminal():
+        raise UntrustedCommandError(
+            "not changed: where the history is kept is a person's choice, and no terminal is "
+            "typing this command",
+            hint=f"run `resume-kit history keep {where}` yourself in a terminal, or set "
+            f"RESUME_KIT_HISTORY={where} in your own shell",
+        )
+    for line in history_place.keep(layout, where):
+        say(line)
+    return EXIT_OK

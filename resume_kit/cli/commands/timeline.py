@@ -18,14 +18,15 @@ if TYPE_CHECKING:
 
 def run(html_file: Path | None, json_out: bool) -> int:
     from resume_kit.facts import timeline
-    from resume_kit.facts.history_db import all_records, db_path
+    from resume_kit.facts.history_db import all_records
+    from resume_kit.facts.history_place import own_db
     from resume_kit.infra.paths import find_layout
     from resume_kit.infra.store import atomic_write
     from resume_kit.progress_file import io as progress_io
 
     layout = find_layout()
     progress = progress_io.load(layout).progress
-    rows = all_records(db_path(str(layout.root), str(layout.git_common_dir)))
+    rows = all_records(own_db(layout))
     verified = {r["unit"] for r in rows if r["kind"] == "verify" and r["passed"] == 1}
     done_before = sum(1 for u in progress.units if u.status == "done" and u.id not in verified)
     line = timeline.build(rows, len(progress.units), done_before)
