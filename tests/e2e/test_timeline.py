@@ -101,6 +101,8 @@ def test_timeline_counts_and_burn_down(repo: Path, tmp_path: Path) -> None:
     assert [left for _, left in data["burn"]] == [2, 1, 0]
     text = run_cli_subprocess("timeline", cwd=repo).stdout
     assert "2 verified, 1 failure; 2 units" in text and "left: " in text
+    # no agent session of this tree: the tokens are unknown, not zero
+    assert data["tokens"] == [] and "no Claude Code or Codex session" in text
 
 
 def test_the_html_report_renders_in_headless_chromium(repo: Path, tmp_path: Path) -> None:

@@ -49,6 +49,8 @@ def run(html_file: Path | None, json_out: bool) -> int:
         return EXIT_OK
     for text in timeline.terminal_chart(line) + timeline.token_lines(line):
         out(text)
+    if not line.tokens and line.counts()["verified"]:
+        out("tokens per verified unit: no Claude Code or Codex session of this work tree found")
     if html_file is not None:
         info(f"wrote {html_file}")
     return EXIT_OK
@@ -81,4 +83,6 @@ def _unit_tokens(root: Path, units: Sequence[Unit], rows: list[dict[str, Any]]) 
         start = None  # a pass older than the history: count from the sessions' start
     since = dt.datetime.fromtimestamp(start, dt.timezone.utc) if start is not None else None
     usages, every = tree_usage(root, since)
+    if not usages:
+        return []  # no agent session of this tree: unknown, not zero
     return tokens_per_unit(passes, usages, start, every)
