@@ -113,13 +113,16 @@ def keep(layout: Layout, where: str) -> list[str]:
             + (f" ({copied} records copied from {user}, left there as they were)" if copied else "")
         )
     else:
-        source = in_repo_db(layout)
-        copied = _copy(source, user) if source.is_file() else 0
+        try:
+            source = in_repo_db(layout)
+        except ResumeKitError:  # a symlink or FIFO there now: go back, copy nothing from it
+            source = None
+        copied = _copy(source, user) if source is not None and source.is_file() else 0
         lines.append(
             f"the history is now kept in {user}"
             + (
                 f" ({copied} records copied from {layout.rel(source)}, which you may delete)"
-                if copied
+                if copied and source is not None
                 else ""
             )
         )

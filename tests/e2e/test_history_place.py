@@ -154,3 +154,21 @@ def test_a_stranger_s_database_is_never_read_as_yours(repo: Path) -> None:
     code, output = _at_terminal("history", "keep", "in-repo", cwd=repo)
     assert code == 2 and "already exists" in output  # asking does not adopt it either
     assert stranger.read_bytes() == planted
+
+
+def test_going_back_works_when_the_in_repo_file_became_a_symlink(
+    repo: Path, tmp_path: Path
+) -> None:
+    _setup(repo)
+    assert _at_terminal("history", "keep", "in-repo", cwd=repo)[0] == 0
+    inside = repo / ".resume-kit" / "history.sqlite"
+    for side in ("", "-wal", "-shm"):
+        Path(str(inside) + side).unlink(missing_ok=True)
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"keep")
+    inside.symlink_to(victim)  # e.g. a pulled commit replaced it
+    assert run_cli_subprocess("verify-next", cwd=repo, env=TRUST).code == 1  # fails open
+    code, output = _at_terminal("history", "keep", "user-data", cwd=repo)
+    assert code == 0, output
+    assert run_cli_subprocess("history", "keep", cwd=repo).stdout.startswith("user-data: ")
+    assert victim.read_bytes() == b"keep"
