@@ -41,12 +41,7 @@ def choice_file(layout: Layout) -> Path:
 
 def stored_choice(layout: Layout) -> str:
     """The place the person chose with ``history keep`` (``user-data`` when never asked)."""
-    try:
-        with open(choice_file(layout), encoding="utf-8") as handle:
-            text = handle.read(64).strip()
-    except (OSError, UnicodeDecodeError):
-        return USER_DATA
-    return text if text in PLACES else USER_DATA
+    return _choice_of(choice_file(layout))
 
 
 def place(layout: Layout) -> str:
@@ -62,6 +57,11 @@ def in_repo_db(layout: Layout) -> Path:
     it, its ``-wal`` or ``-shm`` is anything but a regular file or absent, or a folder on the
     way is a symlink."""
     path = layout._state(IN_REPO_NAME)  # no symlink on the way, nor the file itself
+    _check_regular(layout, path)
+    return path
+
+
+def _check_regular(layout: Layout | None, path: Path) -> None:
     for suffix in SIDE_FILES:
         side = path.with_name(path.name + suffix)
         try:
@@ -69,12 +69,52 @@ def in_repo_db(layout: Layout) -> Path:
         except FileNotFoundError:
             continue
         if not stat.S_ISREG(mode):
+            shown = layout.rel(side) if layout is not None else str(side)
             raise ResumeKitError(
-                f"{layout.rel(side)} is not a regular file: the history is not kept there",
+                f"{shown} is not a regular file: the history is not kept there",
                 hint="remove it (it may have come with the clone), or "
                 "`resume-kit history keep user-data`",
             )
-    return path
+
+
+def _choice_of(choice: Path) -> str:
+    try:
+        with open(choice, encoding="utf-8") as handle:
+            text = handle.read(64).split("\n", 1)[0].strip()
+    except (OSError, UnicodeDecodeError):
+        return USER_DATA
+    return text if text in PLACES else USER_DATA
+
+
+def superseded(db: Path) -> bool:
+    """Whether a database in the data directory belongs to a work tree kept in-repo now (it
+    is the copy left behind: ``--all-repos`` reads the in-repo one instead)."""
+    return _choice_of(db.with_name(db.stem + ".where")) == IN_REPO
+
+
+def other_in_repo_dbs() -> list[Path]:
+    """The in-repo databases of the work trees whose person chose in-repo (for
+    ``--all-repos``), each checked as :func:`in_repo_db` does; the ones refused are skipped."""
+    from resume_kit.facts.history_db import history_root
+    from resume_kit.infra.safefs import contained
+
+    found: list[Path] = []
+    try:
+        choices = sorted(history_root().glob("*.where"))
+    except OSError:
+        return found
+    for choice in choices:
+        try:
+            lines = choice.read_text(encoding="utf-8")[:4096].splitlines()
+            if len(lines) < 2 or lines[0] != IN_REPO or not os.path.isabs(lines[1]):
+                continue
+            path = contained(Path(lines[1]), f".resume-kit/{IN_REPO_NAME}")
+            _check_regular(None, path)
+        except (OSError, UnicodeDecodeError, ResumeKitError):
+            continue
+        if path.is_file():
+            found.append(path)
+    return found
 
 
 def own_db(layout: Layout) -> Path:
@@ -161,4 +201,4 @@ def _write_choice(layout: Layout, where: str) -> None:
 
     path = choice_file(layout)
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    atomic_write(path, where + "\n")
+    atomic_write(path, f"{where}\n{layout.root}\n")  # the root: for --all-repos

@@ -172,3 +172,21 @@ def test_going_back_works_when_the_in_repo_file_became_a_symlink(
     assert code == 0, output
     assert run_cli_subprocess("history", "keep", cwd=repo).stdout.startswith("user-data: ")
     assert victim.read_bytes() == b"keep"
+
+
+def test_all_repos_reads_a_tree_kept_in_repo_once(repo: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    git(other, "init", "-q", "-b", "main")
+    git(other, "commit", "-q", "--allow-empty", "-m", "init")
+    _setup(other)
+    assert run_cli_subprocess("verify-next", cwd=other, env=TRUST).code == 1
+    assert _at_terminal("history", "keep", "in-repo", cwd=other)[0] == 0  # a copy moves in
+    assert run_cli_subprocess("verify-next", cwd=other, env=TRUST).code == 1
+    assert run_cli_subprocess("init", "--goal", "g", cwd=repo).code == 0
+    found = run_cli_subprocess(
+        "history", "search", "widget failed", "--all-repos", "--json", cwd=repo
+    )
+    data = json.loads(found.stdout)
+    assert data["matches"] == 2  # both failures, from the in-repo file, not also its old copy
+    assert {r["root"] for r in data["records"]} == {str(other.resolve())}
