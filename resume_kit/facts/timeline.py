@@ -6,8 +6,10 @@ no network)."""
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 import html
+import itertools
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -51,12 +53,18 @@ def tokens_per_unit(
     def whole(since: float | None) -> bool:
         return every_session and all(since is not None and c <= since for c in covered)
 
+    times = [t for t, _ in points]
+    running = [0, *itertools.accumulate(n for _, n in points)]  # tokens before index i
+
+    def upto(at: float | None) -> int:  # tokens at moments <= at (None: all)
+        return running[-1] if at is None else running[bisect.bisect_right(times, at)]
+
     found: list[UnitTokens] = []
     bounds: list[tuple[str | None, float | None]] = [*passes, (None, None)]
     prev = start
     for unit, at in bounds:
-        used = sum(n for t, n in points if (prev is None or t > prev) and (at is None or t <= at))
-        found.append(UnitTokens(unit, at, used, whole(prev)))
+        used = upto(at) - (0 if prev is None else upto(prev))
+        found.append(UnitTokens(unit, at, max(used, 0), whole(prev)))
         prev = at
     return found
 

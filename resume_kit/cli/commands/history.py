@@ -160,9 +160,8 @@ def keep(where: str | None) -> int:
 
     layout = find_layout()
     if where is None:
-        now = history_place.place(layout)
-        shown = history_place.own_db(layout) if now == history_place.IN_REPO else None
-        out(f"{now}: {layout.rel(shown) if shown else history_place.own_db(layout)}")
+        now, path = history_place.place(layout), history_place.own_db(layout)
+        out(f"{now}: {layout.rel(path) if now == history_place.IN_REPO else path}")
         return EXIT_OK
     if where not in history_place.PLACES:
         raise ResumeKitError(f"unknown place {where!r}", hint="use in-repo or user-data")
