@@ -256,6 +256,13 @@ def tokens_svg(line: Timeline) -> str:
             f'width="{step * 0.8:.1f}" height="{h:.1f}" fill="{fill}"{dashed}>'
             f"<title>{title}</title></rect>"
         )
+        name = (t.unit or "(open)")[:14] if len(bars) <= 40 else ""
+        if name:
+            parts.append(
+                f'<text class="tokens-label" x="{x + step * 0.4:.1f}" '
+                f'y="{TOKENS_HEIGHT - PAD + 14}" font-size="11" font-family="sans-serif" '
+                f'text-anchor="middle">{html.escape(name)}</text>'
+            )
     parts.append(
         f'<text x="{PAD}" y="{PAD - 12}" font-size="12" font-family="sans-serif">'
         f"tokens per verified unit (most {top:,}; pale: at least)</text></svg>"

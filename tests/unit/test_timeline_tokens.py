@@ -152,4 +152,5 @@ def test_terminal_and_html_show_a_bar_per_verified_unit() -> None:
     page = timeline.html_page(line, "t")
     assert page.count('class="tokens"') == 2 and page.count('class="tokens-open"') == 1
     assert "u&lt;2&gt;" in page and "u<2>" not in page
+    assert page.count('class="tokens-label"') == 3  # a name under each bar
     assert 'id="unit-tokens"' in page and "<script" not in page
