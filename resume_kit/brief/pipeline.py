@@ -40,7 +40,13 @@ def build(
     snapshot = take_snapshot(
         layout, config, "brief", progress=progress, transcript_path=transcript_path, hook=hook_input
     )
-    save_snapshot(layout, snapshot, config.keep_snapshots)
+    session = hook_input.get("session_id") if hook_input else None
+    save_snapshot(
+        layout,
+        snapshot,
+        config.keep_snapshots,
+        session=session if isinstance(session, str) else None,
+    )
     from resume_kit.facts.activity_log import for_brief
 
     activity = for_brief(str(layout.root), hook_input, snapshot, config.no_progress)

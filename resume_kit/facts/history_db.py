@@ -2,7 +2,8 @@
 SQLite database with an FTS5 index (docs/history.md).
 
 One database per work tree in the user's data directory (``history/<key>.sqlite3``, the key as
-for the cache folder), so a clone cannot ship a forged one. WAL journal, ``synchronous=NORMAL``:
+for the cache folder), so a clone cannot ship a forged one; in ``.resume-kit/history.sqlite``
+only when the person asked (facts/history_place). WAL journal, ``synchronous=NORMAL``:
 a kill -9 loses at most the row being written, never the file. Size cap :data:`MAX_BYTES`: when
 the file grows past it, the oldest :data:`PRUNE_FRACTION` of the rows go. An append is one
 INSERT (the FTS index follows by trigger); ``sqlite3`` is imported only when a row is written.
@@ -22,7 +23,9 @@ if TYPE_CHECKING:
     from resume_kit.infra.paths import Layout
 
 TRACE_ENV = "RESUME_KIT_TRACE"  # a run or agent session passes its trace id to what it starts
-OFF_ENV = "RESUME_KIT_HISTORY"  # "off": write nothing (a drill's throwaway work tree)
+# "off": write nothing (a drill's throwaway work tree); "in-repo" / "user-data": where it is
+# kept (facts/history_place), over the person's stored choice
+OFF_ENV = "RESUME_KIT_HISTORY"
 MAX_BYTES = 64 * 1024 * 1024
 PRUNE_FRACTION = 0.25
 PRUNE_EVERY = 200  # rows between two size checks
@@ -56,13 +59,23 @@ END;
 _TRACE: dict[str, str] = {}  # this process's trace id, made once
 
 
-def trace_id() -> str:
-    """The trace id of this process: the one it was started with (``RESUME_KIT_TRACE``, set by
-    ``run``, ``drill`` or an agent session's hook), else one made for this process."""
+def trace_id(session: str | None = None) -> str:
+    """The one trace id rule: the one this process was started with (``RESUME_KIT_TRACE``, set
+    by ``drill`` or by the person), else the agent session id a hook gave (``session``), else
+    one made once for this process (so all units of one ``run`` share it)."""
+    given = os.environ.get(TRACE_ENV, "").strip()
+    if given:
+        return _clean_trace(given)
+    if session and session.strip():
+        return _clean_trace(session)
     if "id" not in _TRACE:
-        given = os.environ.get(TRACE_ENV, "").strip()
-        _TRACE["id"] = given[:64] if given else os.urandom(6).hex()
+        _TRACE["id"] = os.urandom(6).hex()
     return _TRACE["id"]
+
+
+def _clean_trace(text: str) -> str:
+    """At most 64 printable characters, no spaces (it goes into a log's header line)."""
+    return "".join(c for c in text.strip() if c.isprintable() and not c.isspace())[:64] or "-"
 
 
 def history_root() -> Path:
@@ -113,9 +126,10 @@ def append(
     if os.environ.get(OFF_ENV) == "off":
         return None
     try:
+        from resume_kit.facts.history_place import own_db
         from resume_kit.infra.redact import redact
 
-        path = db_path(str(layout.root), str(layout.git_common_dir))
+        path = own_db(layout)  # a refused in-repo file: nothing written (fails open)
         con = connect(path)
         try:
             cur = con.execute(
@@ -126,7 +140,7 @@ def append(
                     kind,
                     unit,
                     commit,
-                    trace or trace_id(),
+                    trace_id(trace),
                     signature,
                     None if passed is None else int(passed),
                     str(layout.root),

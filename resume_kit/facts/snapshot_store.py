@@ -61,9 +61,15 @@ def dump_snapshot(snapshot: Snapshot) -> str:
     return _top_level_lines(snapshot)
 
 
-def save_snapshot(layout: Layout, snapshot: Snapshot, keep: int) -> Path:
-    """Add the checksum, write ``snapshots/<id>.json`` atomically, keep the newest ``keep``."""
+def save_snapshot(
+    layout: Layout, snapshot: Snapshot, keep: int, *, session: str | None = None
+) -> Path:
+    """Add the trace id (``session``: the agent session a hook named) and the checksum, write
+    ``snapshots/<id>.json`` atomically, keep the newest ``keep``."""
+    from resume_kit.facts.history_db import trace_id
+
     snapshot.pop("checksum", None)
+    snapshot["trace"] = trace_id(session)
     snapshot["checksum"] = compute_checksum(snapshot)
     ensure_gitignore(layout)  # snapshots never show up as untracked work, even before `init`
     if layout.snapshots.exists() and not layout.snapshots.is_dir():
@@ -87,7 +93,8 @@ def _remember(layout: Layout, snapshot: Snapshot) -> None:
     repo = snapshot.get("repo")
     head = repo.get("head") if isinstance(repo, dict) else None
     text = f"snapshot {snapshot.get('id')} trigger {snapshot.get('trigger')}"
-    append(layout, "snapshot", text, commit=head if isinstance(head, str) else None)
+    commit = head if isinstance(head, str) else None
+    append(layout, "snapshot", text, commit=commit, trace=snapshot.get("trace"))
 
 
 def _integrity_problem(data: Mapping[str, object]) -> str | None:

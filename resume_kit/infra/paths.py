@@ -9,7 +9,7 @@ from pathlib import Path
 from resume_kit.infra.errors import NotARepositoryError
 
 STATE_DIR = ".resume-kit"
-GITIGNORE_BODY = "# written by resume-kit: tool-owned state is never committed\nsnapshots/\nruns/\nhistory/\n*.lock\ncache/\n*.tmp\n"
+GITIGNORE_BODY = "# written by resume-kit: tool-owned state is never committed\nsnapshots/\nruns/\nhistory/\nhistory.sqlite*\n*.lock\ncache/\n*.tmp\n"
 
 
 # Everything resume-kit reads or writes in .resume-kit/ by a fixed name (find_layout checks all).

@@ -167,6 +167,7 @@ class Snapshot(TypedDict, total=False):
     progress: ProgressState
     units: dict[str, UnitFacts]
     notes: list[str]
+    trace: str  # the run or agent session that took it (history_db.trace_id); absent in old files
     checksum: str
 
 
@@ -222,6 +223,7 @@ SECTIONS: dict[str, _Shape] = {
     "id": _STR,
     "created_at": _STR,
     "trigger": _STR,
+    "trace": _STR,
     "checksum": _STR,
     "repo": _Obj(
         root=_STR,

@@ -70,6 +70,7 @@ def _run(layout: Layout, unit_id: str, command: str, timeout_s: float) -> UnitCh
             log_path=log_path,
             timeout_s=timeout_s,
             on_start=lambda pgid: claim.annotate(pgid=pgid, unit=unit_id),
+            header=verify.log_header(unit_id),
         )
     verify.prune_runs(layout.runs)
     if result.passed:

@@ -74,8 +74,11 @@ def command_env(base: dict[str, str] | None = None) -> dict[str, str]:
 class OutputSink:
     """Streams output to the log file: the head as it arrives, the tail when the run ends."""
 
-    def __init__(self, handle: IO[bytes]):
+    def __init__(self, handle: IO[bytes], header: bytes = b""):
         self._handle = handle
+        # written with the first output (or at the end): an empty log still means "no output
+        # yet" to whoever watches its size (the drill's kill-at-first-output moment)
+        self._header = header
         self._head_written = 0
         self._tail: deque[bytes] = deque()
         self._tail_size = 0
@@ -86,8 +89,14 @@ class OutputSink:
         self.last_line = ""
         self._key_seen = False
 
+    def _write_header(self) -> None:
+        if self._header:
+            self._handle.write(self._header)
+            self._header = b""
+
     def feed(self, data: bytes) -> None:
         self.total += len(data)
+        self._write_header()
         room = HEAD_CAP - self._head_written
         if room > 0:
             head, data = data[:room], data[room:]
@@ -133,6 +142,7 @@ class OutputSink:
             self.last_line = shown[-1].rsplit("\r", 1)[-1] if shown else ""
 
     def close(self, trailer: str = "") -> None:
+        self._write_header()
         if self.dropped:
             self._handle.write(
                 f"\n[resume-kit: {self.dropped} bytes of output omitted here]\n".encode()
@@ -235,8 +245,10 @@ def run_command(
     on_output: Callable[[bytes], None] | None = None,
     env: dict[str, str] | None = None,
     on_start: Callable[[int], None] | None = None,
+    header: str | None = None,
 ) -> RunResult:
-    """Run ``command`` with ``/bin/sh -c`` in ``cwd`` and stream its output to ``log_path``.
+    """Run ``command`` with ``/bin/sh -c`` in ``cwd`` and stream its output to ``log_path``
+    (after the one ``header`` line, when given: see :func:`log_header`).
 
     ``stop`` being set (by a signal handler) stops the process group; ``on_tick(elapsed,
     last_line)`` is called about every TICK_S for live progress. Leftover background
@@ -245,7 +257,9 @@ def run_command(
     log_path.parent.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     with _create_log(log_path) as handle:
-        sink = OutputSink(handle)
+        sink = OutputSink(
+            handle, b"" if header is None else header.encode("utf-8", "replace") + b"\n"
+        )
         proc = subprocess.Popen(
             supervised([SHELL, "-c", command]),
             cwd=cwd,
@@ -342,6 +356,42 @@ def _create_log(path: Path) -> BinaryIO:
     except BaseException:
         os.close(fd)
         raise
+
+
+LOG_HEADER = re.compile(
+    r"# resume-kit run: unit (?P<unit>\S+), trace (?P<trace>\S+), started (?P<at>\S+)"
+)
+
+
+def log_header(unit_id: str) -> str:
+    """A run log's first line: which unit, which run or agent session (the trace id), when."""
+    from resume_kit.facts.history_db import trace_id
+
+    return f"# resume-kit run: unit {unit_id}, trace {trace_id()}, started {now_iso()}"
+
+
+def logs_of_trace(layout: Layout, trace: str) -> list[tuple[str, str, str]]:
+    """(log path relative to the root, unit, started) of every kept run log whose header names
+    ``trace``, oldest first. Only regular files named as run logs are read (never through a
+    symlink), and only their first line; a log with no header (older ones) names no trace."""
+    from resume_kit.infra.safefs import UnsafePath, open_regular
+
+    found: list[tuple[str, str, str]] = []
+    try:
+        runs = layout.runs  # a symlinked .resume-kit/ or runs/ is refused here
+        entries = [e for e in os.scandir(runs) if RUN_LOG_NAME.fullmatch(e.name)]
+    except (OSError, UnsafePath):
+        return found
+    for entry in entries:
+        try:
+            with open_regular(runs / entry.name) as handle:
+                first = handle.read(512).split(b"\n", 1)[0].decode("utf-8", "replace")
+        except OSError:
+            continue
+        match = LOG_HEADER.fullmatch(first)
+        if match is not None and match["trace"] == trace:
+            found.append((layout.rel(runs / entry.name), match["unit"], match["at"]))
+    return sorted(found, key=lambda item: item[2])
 
 
 def new_log_path(layout: Layout, unit_id: str) -> Path:
@@ -703,6 +753,7 @@ def verify_unit(
             stop=stop,
             on_tick=on_tick,
             on_start=lambda pgid: claim.annotate(pgid=pgid, unit=unit.id),
+            header=log_header(unit.id),
         )
     log = layout.rel(log_path)
     prune_runs(layout.runs)

@@ -89,7 +89,10 @@ def test_pass_marks_done_with_evidence_and_prints_the_next_unit(repo: Path, cli)
     assert isinstance(evidence["duration_s"], float)
     log = repo / str(evidence["log"])
     assert str(evidence["log"]).startswith(".resume-kit/runs/a-")
-    assert log.read_text() == "building\n"
+    header, body = log.read_text().split("\n", 1)
+    assert body == "building\n"
+    match = verify.LOG_HEADER.fullmatch(header)
+    assert match is not None and match["unit"] == "a"
 
 
 def test_dirty_is_true_only_for_tracked_changes_outside_the_state_dir(repo: Path, cli) -> None:  # type: ignore[no-untyped-def]
@@ -483,6 +486,7 @@ def test_timeout_kills_the_whole_process_group(repo: Path, cli) -> None:  # type
     assert failure["exit_code"] == 124  # type: ignore[index]
     assert str(failure["excerpt"]).endswith("timed out after 0.5s")  # type: ignore[index]
     log = sorted((repo / ".resume-kit" / "runs").glob("slow-*.log"))[0].read_text()
+    log = log.split("\n", 1)[1]  # after the header line
     assert log.startswith("waiting\n") and "timed out after 0.5s" in log
 
 
@@ -517,6 +521,8 @@ def test_log_is_capped_head_and_tail(repo: Path, cli) -> None:  # type: ignore[n
     )
     assert cli("verify-next", env=TRUST_ALL).code == 0
     log = (repo / str(read_units(repo)["big"]["evidence"]["log"])).read_bytes()  # type: ignore[index]
+    assert log.startswith(b"# resume-kit run: unit big, trace ")
+    log = log.split(b"\n", 1)[1]  # the output after the header line is what is capped
     assert log.startswith(b"FIRST\n")
     assert log.endswith(b"\nLAST\n")
     assert b"bytes of output omitted here]" in log
@@ -619,3 +625,21 @@ def test_live_progress_on_a_terminal(repo: Path) -> None:
     assert "resume-kit: running" not in result.shown  # the spinner replaces the plain lines
     assert "ghp_abcdef" not in result.shown
     assert result.stdout.startswith(b"passed: a")
+
+
+def test_the_header_line_waits_for_the_first_output() -> None:
+    """A run log stays empty until the command prints (the drill kills at "first output" by
+    watching the size); a command that prints nothing still gets its header at the end."""
+    import io
+
+    quiet = io.BytesIO()
+    sink = verify.OutputSink(quiet, b"# head\n")
+    assert quiet.getvalue() == b""
+    sink.close()
+    assert quiet.getvalue() == b"# head\n"
+    chatty = io.BytesIO()
+    sink = verify.OutputSink(chatty, b"# head\n")
+    sink.feed(b"one\n")
+    sink.feed(b"two\n")
+    sink.close()
+    assert chatty.getvalue() == b"# head\none\ntwo\n"

@@ -78,12 +78,29 @@ def test_hand_made_snapshot_with_unknown_keys_round_trips(tmp_path: Path) -> Non
     assert list(loaded) == list(json.loads(stored))
 
 
+def test_a_snapshot_stored_before_trace_ids_still_loads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("RESUME_KIT_TRACE", raising=False)
+    layout = Layout(root=tmp_path, git_dir=tmp_path / ".git", git_common_dir=tmp_path / ".git")
+    _, snap, _ = interrupted()
+    old = {k: v for k, v in copy.deepcopy(snap).items() if k != "trace"}
+    _store(layout, old, "20261129T080000000Z-abcdef.json")
+    latest, warnings = load_latest(layout)
+    assert latest is not None and "trace" not in latest and warnings == []
+    fresh = copy.deepcopy(old)
+    save_snapshot(layout, fresh, 5, session="sess-7")  # type: ignore[arg-type]
+    latest, _ = load_latest(layout)
+    assert latest is not None and latest["trace"] == "sess-7"  # inside the checksum
+
+
 # One wrong value for every kind of place the type promises something: a section of the
 # wrong kind, a scalar of the wrong kind (bool is not an int), a list item, a map value, an
 # optional that is not null or the thing, a list of strings holding something else.
 BAD_SHAPES: list[tuple[str, dict[str, Any], str]] = [
     ("id not a string", {"id": 5}, "'id'"),
     ("created_at not a string", {"created_at": None}, "'created_at'"),
+    ("trace not a string", {"trace": 7}, "'trace'"),
     ("repo not an object", {"repo": []}, "'repo'"),
     ("head not a string", {"repo": {"head": 7}}, "'repo.head'"),
     ("ahead a bool", {"repo": {"ahead": True}}, "'repo.ahead'"),

@@ -33,11 +33,10 @@ def _line(row: dict[str, Any]) -> str:
 
 
 def _own_db() -> Path:
-    from resume_kit.facts.history_db import db_path
+    from resume_kit.facts.history_place import own_db
     from resume_kit.infra.paths import find_layout
 
-    layout = find_layout()
-    return db_path(str(layout.root), str(layout.git_common_dir))
+    return own_db(find_layout())
 
 
 def _passed_later(rows: list[dict[str, Any]]) -> bool:
@@ -52,7 +51,13 @@ def search(text: str, json_out: bool, all_repos: bool) -> int:
     from resume_kit.facts.history_db import history_root
     from resume_kit.facts.history_db import search as find
 
-    paths = sorted(history_root().glob("*.sqlite3")) if all_repos else [_own_db()]
+    paths = [_own_db()]
+    if all_repos:
+        from resume_kit.facts.history_place import other_in_repo_dbs, superseded
+
+        kept = [p for p in sorted(history_root().glob("*.sqlite3")) if not superseded(p)]
+        others = [*kept, *other_in_repo_dbs()]
+        paths += [p for p in others if p not in paths]
     rows = find(paths, text)
     summary: dict[str, Any] = {"query": text, "matches": len(rows)}
     if rows:
@@ -96,13 +101,77 @@ def search(text: str, json_out: bool, all_repos: bool) -> int:
 
 def show(ident: str, json_out: bool) -> int:
     from resume_kit.facts.history_db import unit_records
+    from resume_kit.infra.paths import find_layout
 
+    layout = find_layout()
     rows = unit_records(_own_db(), ident)
+    is_unit = any(r["unit"] == ident for r in rows)
+    logs = [] if is_unit else _run_logs(layout, ident)
+    receipt = None if is_unit else _drill_receipt(layout, ident)
+    found = bool(rows or logs or receipt)
     if json_out:
-        print_json({"id": ident, "records": rows})
-    elif not rows:
+        print_json(
+            {
+                "id": ident,
+                "records": rows,
+                "run_logs": [{"log": log, "unit": unit, "started": at} for log, unit, at in logs],
+                "drill_receipt": receipt,
+            }
+        )
+    elif not found:
         say(f"no record of unit or trace {ident!r} in this work tree's history")
     else:
         for row in rows:
             out(_line(row))
-    return EXIT_OK if rows else EXIT_NOTHING_TO_DO
+        for log, unit, at in logs:
+            out(f"run log {log}: unit {unit}, started {at}")
+        if receipt is not None:
+            out(f"drill receipt {receipt}")
+    return EXIT_OK if found else EXIT_NOTHING_TO_DO
+
+
+def _run_logs(layout: Any, trace: str) -> list[tuple[str, str, str]]:
+    from resume_kit.runner.verify import logs_of_trace
+
+    return logs_of_trace(layout, trace)
+
+
+def _drill_receipt(layout: Any, trace: str) -> str | None:
+    """The drill receipt of trace ``trace`` in the user's data directory (receipts in
+    ``.resume-kit/drills/`` arrive with a clone and are never read back)."""
+    from resume_kit.cli.commands.drill import receipt_dir
+
+    if not trace.isalnum():
+        return None
+    try:
+        path = receipt_dir(layout, False) / f"{trace}.json"
+        return str(path) if path.is_file() and not path.is_symlink() else None
+    except OSError:
+        return None
+
+
+def keep(where: str | None) -> int:
+    """``history keep [in-repo|user-data]``: where the history is kept; changing it is a
+    person's choice (a terminal), never an agent's nor the repository's."""
+    from resume_kit.cli.approval import person_at_terminal
+    from resume_kit.facts import history_place
+    from resume_kit.infra.errors import ResumeKitError, UntrustedCommandError
+    from resume_kit.infra.paths import find_layout
+
+    layout = find_layout()
+    if where is None:
+        now, path = history_place.place(layout), history_place.own_db(layout)
+        out(f"{now}: {layout.rel(path) if now == history_place.IN_REPO else path}")
+        return EXIT_OK
+    if where not in history_place.PLACES:
+        raise ResumeKitError(f"unknown place {where!r}", hint="use in-repo or user-data")
+    if not person_at_terminal():
+        raise UntrustedCommandError(
+            "not changed: where the history is kept is a person's choice, and no terminal is "
+            "typing this command",
+            hint=f"run `resume-kit history keep {where}` yourself in a terminal, or set "
+            f"RESUME_KIT_HISTORY={where} in your own shell",
+        )
+    for line in history_place.keep(layout, where):
+        say(line)
+    return EXIT_OK

@@ -15,7 +15,12 @@ HOOK_TRIGGERS = ("post-commit", "pre-compact")
 
 
 def _record(
-    json_out: bool, quiet: bool, trigger: str, start: Path | None, transcript_path: Path | None
+    json_out: bool,
+    quiet: bool,
+    trigger: str,
+    start: Path | None,
+    transcript_path: Path | None,
+    session: str | None = None,
 ) -> int:
     from resume_kit.brief.facts_text import render_diff
     from resume_kit.core.snapshot_diff import diff_snapshots
@@ -28,7 +33,7 @@ def _record(
     config = load_config(layout)
     previous, warnings = load_latest(layout)
     snapshot = take_snapshot(layout, config, trigger, transcript_path=transcript_path)
-    save_snapshot(layout, snapshot, config.keep_snapshots)
+    save_snapshot(layout, snapshot, config.keep_snapshots, session=session)
     if quiet:
         return 0
     for warning in warnings:
@@ -45,6 +50,7 @@ def run(json_out: bool, quiet: bool, trigger: str, start: Path | None = None) ->
     if trigger not in HOOK_TRIGGERS:
         return _record(json_out, quiet, trigger, start, None)
     transcript_path: Path | None = None
+    session: str | None = None
     try:
         if trigger == "pre-compact":
             from resume_kit.integrations.agent_input import read_hook_input
@@ -55,7 +61,9 @@ def run(json_out: bool, quiet: bool, trigger: str, start: Path | None = None) ->
                 start = Path(cwd)
             if payload.get("transcript_path"):
                 transcript_path = Path(payload["transcript_path"])
-        return _record(json_out, quiet, trigger, start, transcript_path)
+            if isinstance(payload.get("session_id"), str):
+                session = payload["session_id"]
+        return _record(json_out, quiet, trigger, start, transcript_path, session)
     except Exception as exc:  # a hook must never break the commit or the agent
         from resume_kit.infra.errors import ResumeKitError
 

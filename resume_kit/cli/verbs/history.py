@@ -1,4 +1,4 @@
-"""The state library: ``history search``, ``history show``."""
+"""The state library: ``history search``, ``history show``, ``history keep``."""
 
 from __future__ import annotations
 
@@ -40,10 +40,30 @@ def show(
     ],
     json_out: JsonOpt = False,
 ) -> None:
-    """A unit's records over time (or every record of one run or agent session, by trace id)."""
+    """A unit's records over time (or everything of one run or agent session, by trace id:
+    its records, run logs and drill receipt)."""
     from resume_kit.cli.commands import history as cmd
 
     exit_with(cmd.show(ident, json_out))
+
+
+@history_app.command("keep")
+def keep(
+    where: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="[PLACE]",
+            click_type=PLAIN,
+            help="in-repo: keep the history in .resume-kit/history.sqlite; user-data: in your "
+            "data directory (the default). Without it: where it is kept now.",
+        ),
+    ] = None,
+) -> None:
+    """Where this work tree's history is kept. Changing it needs a person at a terminal (an
+    agent's shell is refused); the records so far move with it (docs/history.md)."""
+    from resume_kit.cli.commands import history as cmd
+
+    exit_with(cmd.keep(where))
 
 
 @app.command()
@@ -54,7 +74,8 @@ def timeline(
     ] = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Sessions, compactions, verified units and failures over time, with a burn-down."""
+    """Sessions, compactions, verified units and failures over time, with a burn-down and the
+    tokens spent per verified unit."""
     from resume_kit.cli.commands import timeline as cmd
 
     exit_with(cmd.run(html_file, json_out))

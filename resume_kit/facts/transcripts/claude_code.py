@@ -207,6 +207,22 @@ def _request_text(record: dict[str, Any]) -> str | None:
     return person_text("\n".join(t for t in texts if t.strip()))
 
 
+def response_key(record: dict[str, Any], message: dict[str, Any]) -> str | None:
+    """What identifies one API response: its records (one per content block) repeat it."""
+    key = message.get("id") or record.get("requestId") or record.get("uuid")
+    return key if isinstance(key, str) else None
+
+
+def response_tokens(usage: dict[str, Any]) -> tuple[int, int]:
+    """(prompt, prompt + output) tokens of one response's ``message.usage``."""
+    prompt = (
+        int_or_zero(usage.get("input_tokens"))
+        + int_or_zero(usage.get("cache_read_input_tokens"))
+        + int_or_zero(usage.get("cache_creation_input_tokens"))
+    )
+    return prompt, prompt + int_or_zero(usage.get("output_tokens"))
+
+
 class _Reader:
     """Accumulates facts from records seen newest first."""
 
@@ -308,17 +324,12 @@ class _Reader:
     ) -> None:
         # one API response is written as several records (one per content block) that repeat
         # the same usage: count it once
-        key = message.get("id") or record.get("requestId") or record.get("uuid")
-        if isinstance(key, str):
+        key = response_key(record, message)
+        if key is not None:
             if key in self.usage_keys:
                 return
             self.usage_keys.add(key)
-        prompt = (
-            int_or_zero(usage.get("input_tokens"))
-            + int_or_zero(usage.get("cache_read_input_tokens"))
-            + int_or_zero(usage.get("cache_creation_input_tokens"))
-        )
-        used = prompt + int_or_zero(usage.get("output_tokens"))
+        prompt, used = response_tokens(usage)
         self.total += used
         if self.after:
             self.since.tokens += used

@@ -289,7 +289,7 @@ class _Reader:
             return
         total_usage = info.get("total_token_usage")
         if isinstance(total_usage, dict):
-            total = _running_total(total_usage)
+            total = running_total(total_usage)
             if self.total is None:
                 self.total = total
             self.oldest_total = total
@@ -372,7 +372,7 @@ class _Reader:
             self.pending_names.setdefault(call_id, []).append(error)
 
 
-def _running_total(usage: dict[str, Any]) -> int:
+def running_total(usage: dict[str, Any]) -> int:
     total = usage.get("total_tokens")
     if isinstance(total, int) and not isinstance(total, bool):
         return total
