@@ -122,3 +122,17 @@ def test_a_secret_in_a_failure_is_stored_redacted(repo: Path, cli) -> None:  # t
         row[0] for row in sqlite3.connect(_db(repo)).execute("SELECT text FROM records")
     )
     assert "wJalrXUtnFEMI" not in stored and "REDACTED" in stored
+
+
+def test_the_search_line_names_what_a_record_has_and_leaves_out_what_it_lacks(
+    repo: Path,
+    cli,
+    isolated_home: Path,  # type: ignore[no-untyped-def]
+) -> None:
+    _setup(cli, repo)
+    cli("verify-next", env=TRUST)
+    head = git(repo, "rev-parse", "HEAD").stdout.strip()
+    line = cli("history", "search", "frobnication failed").stdout.splitlines()[0]
+    assert line.startswith("1 record; first ")
+    assert f"(unit widget, commit {head[:10]})" in line
+    assert "None" not in line

@@ -16,6 +16,14 @@ def _when(at: float) -> str:
     return dt.datetime.fromtimestamp(at, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def _where(record: dict[str, Any]) -> str:
+    """``AT (unit U, commit C)``, leaving out what the record does not have."""
+    parts = [f"unit {record['unit']}" if record.get("unit") else ""]
+    parts.append(f"commit {str(record['commit'])[:10]}" if record.get("commit") else "")
+    inside = ", ".join(p for p in parts if p)
+    return f"{record['at']} ({inside})" if inside else str(record["at"])
+
+
 def _line(row: dict[str, Any]) -> str:
     from resume_kit.core.inert import one_line
 
@@ -88,10 +96,9 @@ def search(text: str, json_out: bool, all_repos: bool) -> int:
         say(f"nothing in the history matches {text!r}")
         hint("--all-repos searches your other work trees too")
         return EXIT_NOTHING_TO_DO
-    f, la = summary["first"], summary["last"]
+    records = "1 record" if len(rows) == 1 else f"{len(rows)} records"
     out(
-        f"{len(rows)} records; first {f['at']} (unit {f['unit']}, commit {f['commit']}), "
-        f"last {la['at']} (unit {la['unit']}, commit {la['commit']}); "
+        f"{records}; first {_where(summary['first'])}, last {_where(summary['last'])}; "
         + ("a later verify passed" if summary["passed_later"] else "no later verify passed")
     )
     for row in rows:
