@@ -29,6 +29,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 # TABLE_STEP-th case of the tables below; and Hypothesis examples beyond FAST_EXAMPLES.
 SLOW_TESTS = frozenset(
     {
+        "tests/unit/test_fingerprint_reuse.py::test_reused_fingerprints_equal_a_full_recomputation",
         "tests/adversarial/test_injection.py::test_status_and_snapshot_output_cannot_be_forged",
         "tests/unit/test_summarize.py::test_changed_inputs_or_model_ask_again",
         "tests/e2e/agents/test_zz_codex.py::test_record",
@@ -145,7 +146,12 @@ SLOW_TESTS = frozenset(
         "tests/unit/test_workspace_misc.py::test_real_pytest_lastfailed",
     }
 )
-SAMPLED_TABLES = frozenset({"tests/adversarial/test_hostile_input.py::test_hostile_input"})
+SAMPLED_TABLES = frozenset(
+    {
+        "tests/adversarial/test_hostile_input.py::test_hostile_input",
+        "tests/unit/test_fingerprint_reuse.py::test_each_step_on_each_path",
+    }
+)
 TABLE_STEP = 6
 FAST_EXAMPLES = 20
 
