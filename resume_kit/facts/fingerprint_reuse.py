@@ -265,7 +265,9 @@ class Reuse:
         record = self.plan.record
         same_index = record is not None and record.index == self.plan.index
         if same_index and record is not None:
-            self._settled = dict(record.settled)
+            # only the units' plain paths: being settled then also means being plain
+            needed = self.plan.needed
+            self._settled = {p: ok for p, ok in record.settled.items() if p in needed}
             self._attribute_dirs = set(record.attribute_dirs)
         if self.listed is not None:
             settled, attribute_dirs = self.listed
@@ -318,9 +320,11 @@ class Reuse:
         entry = record.units.get(unit.id)
         if entry is None or entry[1] != unit.files or entry[2] != unit.artifacts:
             return None
-        paths = plain_paths(entry[1], entry[2])
-        if not paths or not all(self._clean(p) for p in paths):
+        if not entry[1] and not entry[2]:
             return None
+        for path in (*entry[1], *entry[2]):
+            if not self._clean(path):  # settled: one of the units' plain paths
+                return None
         self._new_units[unit.id] = entry
         return entry[0]
 
@@ -357,4 +361,5 @@ class Reuse:
             attribute_dirs=self._attribute_dirs,
             units=self._new_units,
         )
-        save_record(self.plan.file, record)
+        if record != self.plan.record:  # the common brief: nothing to write
+            save_record(self.plan.file, record)
