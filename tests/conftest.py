@@ -29,6 +29,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 # TABLE_STEP-th case of the tables below; and Hypothesis examples beyond FAST_EXAMPLES.
 SLOW_TESTS = frozenset(
     {
+        "tests/unit/test_fingerprint_reuse.py::test_reused_fingerprints_equal_a_full_recomputation",
         "tests/adversarial/test_injection.py::test_status_and_snapshot_output_cannot_be_forged",
         "tests/unit/test_summarize.py::test_changed_inputs_or_model_ask_again",
         "tests/e2e/agents/test_zz_codex.py::test_record",
@@ -146,7 +147,12 @@ SLOW_TESTS = frozenset(
         "tests/unit/test_shipped_renderer.py::test_the_golden_scenarios_render_the_same",
     }
 )
-SAMPLED_TABLES = frozenset({"tests/adversarial/test_hostile_input.py::test_hostile_input"})
+SAMPLED_TABLES = frozenset(
+    {
+        "tests/adversarial/test_hostile_input.py::test_hostile_input",
+        "tests/unit/test_fingerprint_reuse.py::test_each_step_on_each_path",
+    }
+)
 TABLE_STEP = 6
 FAST_EXAMPLES = 20
 
@@ -270,6 +276,7 @@ PROCESS_STATE: tuple[tuple[str, str], ...] = (
     ("resume_kit.progress_file.config", "_NOTED"),  # the config.yaml note
     ("resume_kit.progress_file.io", "_LOADED"),  # the text this process last read or wrote
     ("resume_kit.infra.gitcmd", "_filter_cache"),  # filter drivers per directory
+    ("resume_kit.infra.gitcmd", "_core_cache"),  # core.* settings per directory
     ("resume_kit.facts.history_db", "_TRACE"),  # the process's trace id
 )
 # Kept on purpose, being pure functions of the installed package: the cl100k ranks

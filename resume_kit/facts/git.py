@@ -433,14 +433,21 @@ def _records(parsed: dict[str, Any]) -> Iterator[dict[str, Any]]:
 
 
 def read_git_facts(
-    root: Path, git_dir: Path, common_dir: Path, *, max_paths: int = 200, line_counts: bool = True
+    root: Path,
+    git_dir: Path,
+    common_dir: Path,
+    *,
+    max_paths: int = 200,
+    line_counts: bool = True,
+    entries: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """``{"repo", "changes", "recent_commits"}`` for the snapshot (shapes in the snapshot schema).
 
     ``git status`` failing (not a repository, git missing) raises ``GitFailed``; the optional
     reads (line counts, commits) degrade to null counts and an empty list instead. The log and
     the line counts run alongside status and each other: they are independent processes.
-    ``line_counts=False`` skips ``diff --numstat``: every count is null.
+    ``line_counts=False`` skips ``diff --numstat``: every count is null. ``entries`` receives
+    every parsed status entry, uncapped and with raw paths (for the fingerprints' reuse).
     """
     from concurrent.futures import ThreadPoolExecutor
 
@@ -448,6 +455,8 @@ def read_git_facts(
         commits_later = pool.submit(_recent_commits, root)  # fails harmlessly when unborn
         output, has_stash_count = _status(root)
         parsed = parse_status_v2(output)
+        if entries is not None:
+            entries.extend(parsed["entries"])
         if not has_stash_count:
             parsed["stash"] = _stash_from_reflog(common_dir)
         changes, conflicts, sub_flags = changes_from_status(parsed, max_paths)

@@ -11,6 +11,7 @@ This module sits on the post-commit hook path: stdlib and gitcmd only, readers i
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -32,6 +33,7 @@ from resume_kit.model.progress import Progress, latest_pass
 from resume_kit.progress_file.config import Config
 
 if TYPE_CHECKING:
+    from resume_kit.facts.fingerprint_reuse import Plan, Reuse
     from resume_kit.facts.hashcache import HashCache
 
 MAX_ARTIFACTS = 2000  # declared artifacts listed in a snapshot; the rest counted in a note
@@ -166,10 +168,16 @@ def declared_artifacts(
 
 
 def unit_fingerprints(
-    layout: Layout, progress: Progress, notes: list[str], hashes: HashCache | None = None
+    layout: Layout,
+    progress: Progress,
+    notes: list[str],
+    hashes: HashCache | None = None,
+    reuse: Reuse | None = None,
 ) -> dict[str, UnitFacts]:
-    """Per unit, with no git: status, and for done units the current fingerprint (None without
-    evidence) and missing artifacts (``evidence_in_history`` comes from :func:`add_evidence_history`)."""
+    """Per unit: status, and for done units the current fingerprint (None without evidence)
+    and missing artifacts (``evidence_in_history`` comes from :func:`add_evidence_history`).
+    With ``reuse``, a unit whose files git proves unchanged keeps its recorded fingerprint
+    (its artifacts are tracked and clean, so none is missing); the others are computed."""
     from resume_kit.facts.fingerprint import fingerprint
     from resume_kit.infra.safefs import inside
 
@@ -186,6 +194,13 @@ def unit_fingerprints(
     for unit in progress.units:
         entry: UnitFacts = {"status": unit.status}
         if unit.status == "done":
+            kept = reuse.reusable(unit) if reuse is not None and unit.evidence else None
+            if kept is not None:
+                entry["missing_artifacts"] = []
+                entry["fingerprint"] = kept
+                entry["evidence_in_history"] = None
+                summary[unit.id] = entry
+                continue
             entry["missing_artifacts"] = [a for a in unit.artifacts if not present(a)]
             current: str | None = None
             if unit.evidence is not None:
@@ -197,6 +212,8 @@ def unit_fingerprints(
                         notes.append(_note_for(f"fingerprint of {unit.id}", exc))
                         memo[key] = ""
                 current = memo[key] or None
+                if reuse is not None:
+                    reuse.computed(unit, current)
             entry["fingerprint"] = current
             entry["evidence_in_history"] = None
         summary[unit.id] = entry
@@ -265,6 +282,10 @@ def take_snapshot(
     # file hashes by stat data: done units' files and artifacts rarely change between snapshots
     hashes = HashCache(layout.user_cache / "hashes.json" if layout.state_dir.is_dir() else None)
 
+    reuse_plan = _reuse_plan(layout, progress)
+    status_entries: list[dict[str, Any]] = []
+    changed_since: list[set[str] | None] = [None]
+
     def read_git() -> dict[str, Any]:
         from resume_kit.facts.git import read_git_facts
 
@@ -274,17 +295,26 @@ def take_snapshot(
             layout.git_common_dir,
             max_paths=200,
             line_counts=trigger not in TRIGGERS_WITHOUT_LINE_COUNTS,
+            entries=status_entries if reuse_plan is not None else None,
         )
+        changed_since[0] = _changed_since(root, reuse_plan, facts)
         return facts
 
-    # git runs in a thread while this one reads the logs, the transcript and the units' files:
+    # git runs in a thread while this one reads the logs, the transcript and the artifacts:
     # the two take about as long on a big tree. Notes keep the order of a sequential run.
+    # The units' fingerprints wait for git's status, which says whose files could have changed.
     from concurrent.futures import ThreadPoolExecutor
 
     git_notes: list[str] = []
     later: list[str] = []
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="resume-kit-git") as pool:
+    status_ns = time.time_ns()
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="resume-kit-git") as pool:
         git_later = pool.submit(_guarded, git_notes, "git facts unavailable", {}, read_git)
+        listing_later = (
+            pool.submit(_list_index, root, reuse_plan)
+            if reuse_plan is not None and reuse_plan.wants_listing
+            else None
+        )
 
         def read_logs() -> list[dict[str, Any]]:
             from resume_kit.facts.logs import read_logs as reader
@@ -342,15 +372,27 @@ def take_snapshot(
         transcript: dict[str, Any] | None = _guarded(
             later, "transcript unreadable", None, read_transcript
         )
+        git_facts: dict[str, Any] = git_later.result()
+        reuse = _reuse(
+            layout,
+            reuse_plan,
+            git_facts,
+            status_entries,
+            changed_since[0],
+            listing_later.result() if listing_later is not None else None,
+            status_ns,
+        )
         fingerprinted: dict[str, UnitFacts] | None = None
         if progress is not None:
             fingerprinted = _guarded(
                 later,
                 "unit fingerprints",
                 None,
-                lambda: unit_fingerprints(layout, progress, later, hashes),
+                lambda: unit_fingerprints(layout, progress, later, hashes, reuse),
             )
-        git_facts: dict[str, Any] = git_later.result()
+        if reuse is not None:
+            with contextlib.suppress(Exception):
+                reuse.save(layout.git_dir)
     repo = {**empty_repo(layout), **(git_facts.get("repo") or {})}
     changes = {**empty_changes(), **(git_facts.get("changes") or {})}
     recent_commits = list(git_facts.get("recent_commits") or [])
@@ -382,6 +424,72 @@ def take_snapshot(
         "notes": notes,
     }
     return _admitted(json_safe(snapshot), layout)
+
+
+def _reuse_plan(layout: Layout, progress: Progress | None) -> Plan | None:
+    """What the fingerprints' reuse needs from git beyond the status; None: no reuse (no
+    progress, no state folder, or anything odd: computing every fingerprint is always right)."""
+    if progress is None or not layout.state_dir.is_dir():
+        return None
+    from resume_kit.facts.fingerprint_reuse import FILE_NAME, plan
+
+    try:
+        return plan(layout.user_cache / FILE_NAME, layout.git_dir, progress.units)
+    except Exception:
+        return None
+
+
+def _list_index(root: Path, reuse_plan: Plan) -> tuple[dict[str, bool], set[str]] | None:
+    from resume_kit.facts.fingerprint_reuse import list_index
+
+    try:
+        return list_index(root, None if reuse_plan.list_all else reuse_plan.listing)
+    except Exception:
+        return None
+
+
+def _changed_since(root: Path, reuse_plan: Plan | None, facts: dict[str, Any]) -> set[str] | None:
+    """Paths changed between the record's HEAD and this one (None: unknown or not needed)."""
+    head = (facts.get("repo") or {}).get("head")
+    if reuse_plan is None or reuse_plan.record is None or not head:
+        return None
+    if reuse_plan.record.head == head:
+        return set()
+    from resume_kit.facts.fingerprint_reuse import changed_between
+
+    try:
+        return changed_between(root, reuse_plan.record.head, head)
+    except Exception:
+        return None
+
+
+def _reuse(
+    layout: Layout,
+    reuse_plan: Plan | None,
+    git_facts: dict[str, Any],
+    entries: list[dict[str, Any]],
+    changed: set[str] | None,
+    listed: tuple[dict[str, bool], set[str]] | None,
+    status_ns: int,
+) -> Reuse | None:
+    head = (git_facts.get("repo") or {}).get("head")
+    if reuse_plan is None or not git_facts or not isinstance(head, str):
+        return None
+    from resume_kit.facts.fingerprint_reuse import Reuse, conversion_free, status_paths
+
+    try:
+        return Reuse(
+            root=layout.root,
+            plan=reuse_plan,
+            head=head,
+            dirty=status_paths(entries),
+            changed=changed,
+            listed=listed,
+            safe=conversion_free(layout.root, layout.git_common_dir),
+            status_ns=status_ns,
+        )
+    except Exception:
+        return None
 
 
 def _admitted(data: dict[str, Any], layout: Layout) -> Snapshot:

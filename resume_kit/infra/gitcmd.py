@@ -115,20 +115,16 @@ def _subcommand_index(args: tuple[str, ...]) -> int | None:
 
 
 _filter_cache: dict[str, list[str]] = {}
+_core_cache: dict[str, dict[str, str]] = {}
 
 
-def filter_overrides(cwd: os.PathLike[str]) -> list[str]:
-    """``-c filter.<driver>.clean=`` (and smudge, process; ``required=false``) for every filter
-    driver the configuration seen from ``cwd`` defines, so git runs none of them. Read once per
-    directory and process: ``git config`` only reads files."""
+def _read_config(cwd: os.PathLike[str]) -> tuple[dict[str, None], dict[str, str]]:
+    """(filter driver names, ``core.*`` settings: the last value of each key, lower-cased
+    names) of the configuration seen from ``cwd``, in one ``git config`` (it only reads files)."""
     import subprocess
 
-    key = os.fspath(cwd)
-    cached = _filter_cache.get(key)
-    if cached is not None:
-        return cached
     proc = subprocess.run(
-        ["git", *safe_config_args(), "config", "-z", "--get-regexp", r"^filter\."],
+        ["git", *safe_config_args(), "config", "-z", "--get-regexp", r"^(filter|core)\."],
         cwd=cwd,
         env=clean_git_env(),
         stdin=subprocess.DEVNULL,
@@ -136,11 +132,38 @@ def filter_overrides(cwd: os.PathLike[str]) -> list[str]:
         check=False,
     )
     drivers: dict[str, None] = {}
+    core: dict[str, str] = {}
     for record in proc.stdout.split(b"\0"):
-        name = record.split(b"\n", 1)[0].decode("utf-8", "surrogateescape")
+        name_bytes, _, value = record.partition(b"\n")
+        name = name_bytes.decode("utf-8", "surrogateescape")
+        if name.startswith("core."):
+            core[name.lower()] = value.decode("utf-8", "surrogateescape")
+            continue
         section, dot, _ = name.rpartition(".")
         if dot and section.startswith("filter."):
             drivers[section[len("filter.") :]] = None
+    return drivers, core
+
+
+def core_settings(cwd: os.PathLike[str]) -> dict[str, str]:
+    """The ``core.*`` settings seen from ``cwd`` (``{"core.autocrlf": "true"}``), read with the
+    filter drivers: once per directory and process."""
+    key = os.fspath(cwd)
+    if key not in _core_cache:
+        filter_overrides(cwd)
+    return _core_cache.get(key, {})
+
+
+def filter_overrides(cwd: os.PathLike[str]) -> list[str]:
+    """``-c filter.<driver>.clean=`` (and smudge, process; ``required=false``) for every filter
+    driver the configuration seen from ``cwd`` defines, so git runs none of them. Read once per
+    directory and process: ``git config`` only reads files."""
+    key = os.fspath(cwd)
+    cached = _filter_cache.get(key)
+    if cached is not None:
+        return cached
+    drivers, core = _read_config(cwd)
+    _core_cache[key] = core
     overrides: list[str] = []
     for driver in drivers:
         if "=" in driver:

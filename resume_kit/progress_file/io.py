@@ -85,6 +85,9 @@ def _with_version(text: str, version: int) -> str | None:
     if int(match.group(1)) == version:
         return text
     bumped = text[: match.start(1)] + str(version) + text[match.end(1) :]
+    if _only_comments(text[: match.start()]):
+        # the document's first line: the first key of its (validated) top-level mapping
+        return bumped
     # once per file: check that the line was the key and not text inside a value
     from resume_kit.progress_file.patch import normalise, safe_load
 
@@ -96,6 +99,15 @@ def _with_version(text: str, version: int) -> str | None:
         return None
     after["schema_version"] = before.get("schema_version") if isinstance(before, dict) else None
     return bumped if after == before else None
+
+
+def _only_comments(text: str) -> bool:
+    """Whether ``text`` holds nothing but blank lines, comment lines and ``---`` lines."""
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped and not stripped.startswith("#") and line.rstrip() != "---":
+            return False
+    return True
 
 
 def read_text(path: Path) -> str:
@@ -266,9 +278,14 @@ def parse_and_validate(text: str, name: str = "progress.yaml") -> Progress:
 _LOADED: dict[str, tuple[str, dict[str, Any]]] = {}
 
 
-def load(layout: Layout) -> ProgressDoc:
+def load(layout: Layout, reuse: ProgressDoc | None = None) -> ProgressDoc:
+    """The progress file as it is now. ``reuse``: a document this process loaded or saved
+    before; when the file still holds exactly its text, it is returned as it is (its model
+    not built again), so the caller must not have changed its model without saving it."""
     path = layout.progress
     text = read_text(path)
+    if reuse is not None and reuse.path == path and reuse.text == text:
+        return reuse
     if "\x00" in text:
         raise ProgressFileError(f"{path.name}: the file holds binary data (NUL bytes)")
     remembered = _LOADED.get(str(path))
@@ -313,12 +330,36 @@ def save(layout: Layout, doc: ProgressDoc) -> bool:
 
 
 @contextlib.contextmanager
-def transaction(layout: Layout) -> Iterator[ProgressDoc]:
-    """Load under the lock, let the caller change ``doc.progress``, save if it changed."""
+def transaction(layout: Layout, reuse: ProgressDoc | None = None) -> Iterator[ProgressDoc]:
+    """Load under the lock, let the caller change ``doc.progress``, save if it changed. The
+    file is always read again under the lock; ``reuse`` (see :func:`load`) is the document
+    used when the bytes are still the same."""
     with FileLock(layout.progress):
-        doc = load(layout)
+        doc = load(layout, reuse)
         yield doc
         save(layout, doc)
+
+
+class Reusing:
+    """Transactions that start from the document this process holds while the file still has
+    its bytes (verify-next: the model it picked the unit from, then the one it saved), so the
+    model is built once. :attr:`doc` is None after a transaction that raised: its model may
+    hold changes that were never saved."""
+
+    def __init__(self, doc: ProgressDoc | None) -> None:
+        self.doc = doc
+
+    @contextlib.contextmanager
+    def transaction(self, layout: Layout) -> Iterator[ProgressDoc]:
+        held, self.doc = self.doc, None
+        with transaction(layout, held) as doc:
+            yield doc
+        self.doc = doc
+
+    def load(self, layout: Layout) -> ProgressDoc:
+        """The file as it is now (read again), this document when its bytes are unchanged."""
+        self.doc = load(layout, self.doc)
+        return self.doc
 
 
 def create(layout: Layout, progress: Progress, header: str = "") -> None:

@@ -444,13 +444,18 @@ def verify_leased(
     report: Callable[[str], None],
     stop: Any,
     on_tick: Any,
+    txn: Any = None,
 ) -> Outcome:
     """``verify_unit`` with this holder's lease on the unit renewed meanwhile and released
-    once the pass is recorded (the line saying so goes to ``report``)."""
+    once the pass is recorded (the line saying so goes to ``report``). ``txn``: the progress
+    transaction to record with (default :func:`resume_kit.progress_file.io.transaction`)."""
     from resume_kit.runner.verify import verify_unit
 
     with renewing(layout, unit.id):
-        outcome = verify_unit(layout, unit, timeout_s, stop=stop, on_tick=on_tick)
+        if txn is None:
+            outcome = verify_unit(layout, unit, timeout_s, stop=stop, on_tick=on_tick)
+        else:
+            outcome = verify_unit(layout, unit, timeout_s, stop=stop, on_tick=on_tick, txn=txn)
     if (
         outcome.recorded
         and outcome.result.passed

@@ -8,9 +8,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from resume_kit.cli.approval import require_approved
-from resume_kit.cli.commands.verify_report import after_run, json_result, report
+from resume_kit.cli.commands.verify_report import after_run, json_result, nothing_to_do, report
 from resume_kit.cli.display.common import not_recorded_line, shown
-from resume_kit.cli.ui import hint, info, out, print_json, say, warn
+from resume_kit.cli.ui import info, out, print_json, say, warn
 from resume_kit.infra.errors import (
     EXIT_INTERRUPTED,
     EXIT_NOTHING_TO_DO,
@@ -26,27 +26,8 @@ from resume_kit.runner.leases import pick_unleased, verify_leased
 if TYPE_CHECKING:
     from resume_kit.infra.paths import Layout
     from resume_kit.model.progress import Progress, Unit
+    from resume_kit.progress_file.io import Reusing
     from resume_kit.runner.verify import Outcome
-
-
-def _nothing_to_do(progress: Progress) -> int:
-    counts = progress.counts()
-    total = len(progress.units)
-    if total == 0:
-        say("nothing to do: there are no units yet")
-        hint('add one with `resume-kit add "TITLE" --verify "COMMAND"`')
-    elif counts["done"] == total:
-        say(f"nothing to do: all {total} units done")
-    else:
-        parts = []
-        if counts["blocked"]:
-            parts.append(f"{counts['blocked']} blocked")
-        waiting = counts["todo"] + counts["in_progress"]  # none of them is ready
-        if waiting:
-            parts.append(f"{waiting} waiting for unfinished units")
-        say(f"nothing verifiable: {', '.join(parts)}")
-        hint("`resume-kit status` shows why; unblock with `resume-kit start ID`")
-    return EXIT_NOTHING_TO_DO
 
 
 def _require_verify(unit: Unit) -> str:
@@ -68,12 +49,14 @@ def _exit_code(outcome: Outcome) -> int:
     return EXIT_VERIFY_FAILED
 
 
-def _verify_one(layout: Layout, unit: Unit, timeout_s: float) -> tuple[int, Outcome]:
+def _verify_one(layout: Layout, unit: Unit, timeout_s: float, held: Reusing) -> tuple[int, Outcome]:
     from resume_kit.cli.display.unit import unit_display
     from resume_kit.runner.signal_guard import signal_guard
 
     with signal_guard() as signals, unit_display(unit) as display:
-        outcome = verify_leased(layout, unit, timeout_s, info, signals.kill, display.tick)
+        outcome = verify_leased(
+            layout, unit, timeout_s, info, signals.kill, display.tick, held.transaction
+        )
     if outcome.result.interrupted:
         say(f"interrupted: stopped {unit.id}; nothing was marked")
         return EXIT_INTERRUPTED, outcome
@@ -83,7 +66,12 @@ def _verify_one(layout: Layout, unit: Unit, timeout_s: float) -> tuple[int, Outc
 
 
 def _run_stale(
-    layout: Layout, progress: Progress, timeout_s: float, dry_run: bool, json_out: bool
+    layout: Layout,
+    progress: Progress,
+    held: Reusing,
+    timeout_s: float,
+    dry_run: bool,
+    json_out: bool,
 ) -> int:
     from resume_kit.runner.verify import stale_units
 
@@ -106,11 +94,11 @@ def _run_stale(
     results: list[dict[str, Any]] = []
     code = EXIT_OK
     for unit in runnable:
-        code, outcome = _verify_one(layout, unit, timeout_s)
+        code, outcome = _verify_one(layout, unit, timeout_s, held)
         if json_out:
             results.append(json_result(outcome))
         elif code != EXIT_INTERRUPTED:
-            report(outcome, layout)
+            report(outcome, layout, held)
         if code != EXIT_OK:
             break
     if json_out:
@@ -150,10 +138,12 @@ def run(
 ) -> int:
     from resume_kit.infra.paths import find_layout
     from resume_kit.progress_file import config
-    from resume_kit.progress_file.io import load
+    from resume_kit.progress_file.io import Reusing, load
 
     layout = find_layout()
-    progress = load(layout).progress
+    doc = load(layout)
+    held = Reusing(doc)  # the model is built once: picking, recording, reporting
+    progress = doc.progress
     timeout_s = timeout if timeout is not None else config.load(layout).verify_timeout_s
     if stale:
         if unit_id is not None:
@@ -163,29 +153,29 @@ def run(
             )
         if not dry_run:
             refuse_while_conflicted(layout, force)
-        code = _run_stale(layout, progress, timeout_s, dry_run, json_out)
+        code = _run_stale(layout, progress, held, timeout_s, dry_run, json_out)
         _refresh_aider_brief(layout)
         return code
     unit = pick_unleased(layout, progress, unit_id, say)
     if unit is None:
         if json_out:
             print_json({"unit": None, "next": None})
-        return _nothing_to_do(progress)
+        return nothing_to_do(progress)
     _require_verify(unit)
     if dry_run:
         return _dry_run(layout, [unit], json_out)
     refuse_while_conflicted(layout, force)
     require_approved(layout.root, [unit])
-    code, outcome = _verify_one(layout, unit, timeout_s)
+    code, outcome = _verify_one(layout, unit, timeout_s, held)
     if code == EXIT_INTERRUPTED:
         return code
     if json_out:
         data = json_result(outcome)
-        next_unit = after_run(layout)[0] if code == EXIT_OK else None
+        next_unit = after_run(layout, held)[0] if code == EXIT_OK else None
         data["next"] = next_unit.id if next_unit is not None else None
         print_json(data)
     else:
-        report(outcome, layout)
+        report(outcome, layout, held)
     _refresh_aider_brief(layout)
     return code
 

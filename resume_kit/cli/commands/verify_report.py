@@ -1,27 +1,29 @@
 """What verify-next prints once a command has ended: the pass and the next unit on stdout, a
-failure's excerpt on stderr, or one JSON object."""
+failure's excerpt on stderr, or one JSON object; and why there was nothing to verify."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 from resume_kit.cli.display.common import shown
-from resume_kit.cli.ui import info, out, say
-from resume_kit.infra.errors import ResumeKitError
+from resume_kit.cli.ui import hint, info, out, say
+from resume_kit.infra.errors import EXIT_NOTHING_TO_DO, ResumeKitError
 
 if TYPE_CHECKING:
     from resume_kit.infra.paths import Layout
-    from resume_kit.model.progress import Unit
+    from resume_kit.model.progress import Progress, Unit
+    from resume_kit.progress_file.io import Reusing
     from resume_kit.runner.verify import Outcome
 
 
-def after_run(layout: Layout) -> tuple[Unit | None, int, int]:
-    """(the next unit, done count, total) as progress.yaml stands now."""
+def after_run(layout: Layout, held: Reusing | None = None) -> tuple[Unit | None, int, int]:
+    """(the next unit, done count, total) as progress.yaml stands now (read again; ``held``'s
+    model when the bytes are the ones it saved)."""
     from resume_kit.model.progress import pick_next
     from resume_kit.progress_file.io import load
 
     try:
-        progress = load(layout).progress
+        progress = (held.load(layout) if held is not None else load(layout)).progress
     except ResumeKitError:
         return None, 0, 0
     done = sum(1 for u in progress.units if u.status == "done")
@@ -46,13 +48,13 @@ def json_result(outcome: Outcome) -> dict[str, Any]:
     return data
 
 
-def report(outcome: Outcome, layout: Layout) -> None:
+def report(outcome: Outcome, layout: Layout, held: Reusing | None = None) -> None:
     """Human report: the pass and the next unit on stdout, a failure's excerpt on stderr."""
     result = outcome.result
     if not outcome.recorded:
         return
     if result.passed:
-        next_unit, done, total = after_run(layout)
+        next_unit, done, total = after_run(layout, held)
         out(f"passed: {outcome.unit_id} in {result.duration_s:.2f}s ({done}/{total} done)")
         if next_unit is not None:
             out(f"next: {next_unit.id} — {shown(next_unit.title)}")
@@ -78,3 +80,24 @@ def report(outcome: Outcome, layout: Layout) -> None:
         for line in failure.excerpt.splitlines():
             info(f"  | {line}")
     info(f"full output: {outcome.log}")
+
+
+def nothing_to_do(progress: Progress) -> int:
+    """What verify-next says when no unit is ready: why, and what to do (exit 3)."""
+    counts = progress.counts()
+    total = len(progress.units)
+    if total == 0:
+        say("nothing to do: there are no units yet")
+        hint('add one with `resume-kit add "TITLE" --verify "COMMAND"`')
+    elif counts["done"] == total:
+        say(f"nothing to do: all {total} units done")
+    else:
+        parts = []
+        if counts["blocked"]:
+            parts.append(f"{counts['blocked']} blocked")
+        waiting = counts["todo"] + counts["in_progress"]  # none of them is ready
+        if waiting:
+            parts.append(f"{waiting} waiting for unfinished units")
+        say(f"nothing verifiable: {', '.join(parts)}")
+        hint("`resume-kit status` shows why; unblock with `resume-kit start ID`")
+    return EXIT_NOTHING_TO_DO

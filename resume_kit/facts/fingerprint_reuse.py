@@ -1,0 +1,365 @@
+"""Done units' fingerprints carried over from the previous snapshot when git proves that none
+of their files changed (issue 18), so a snapshot hashes only the units that could have.
+
+A record in the user cache (``fingerprints.json``, never in the repository: what arrives with
+a repository is hostile) keeps, for the HEAD and the index it was made with, each eligible
+unit's fingerprint and which of the units' paths the index tracks *settled*: stage 0, flagged
+neither assume-unchanged nor skip-worktree (``git ls-files -s -v`` tag ``H``), a regular file
+or a symlink. A unit's fingerprint is reused only when all of this holds, else it is computed:
+
+* every entry of ``files`` and ``artifacts`` is a plain normal path (no glob, no ``..``, not
+  under ``.git/`` or ``.resume-kit/``), so the paths hashed are exactly these;
+* the unit's files and artifacts are the ones recorded, and each path is settled in the index
+  of now (the record's knowledge while the index file is unchanged, else a fresh listing);
+* ``git status`` names neither the path nor a folder above it; HEAD is the recorded one, or
+  ``git diff --name-only`` between the two commits does not name the path;
+* nothing can make git call a changed file clean: no ``core.autocrlf``, ``core.checkStat``,
+  ``core.trustCtime=false`` or ``core.ignoreStat``; no attributes file (global, system,
+  ``info/attributes``, or a ``.gitattributes`` in the work tree or index in a folder on the
+  path): line-ending conversion and filters compare converted text, the fingerprint raw bytes.
+
+A fingerprint is recorded only for a path clean in this status whose ``ctime`` and ``mtime``,
+read after hashing, are older than the status by :data:`RACY_NS`: the bytes hashed are then
+those git compared. Anything missing, unreadable or odd means computing, never a guess.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import stat
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+FORMAT = 1
+FILE_NAME = "fingerprints.json"
+MAX_RECORD_BYTES = 64 * 1024 * 1024
+RACY_NS = 2_000_000_000  # a write this close to the status may share its timestamp tick
+LISTED_PATHS_MAX = 256  # more unknown paths than this: list the whole index instead
+_SETTLED_MODES = frozenset({b"100644", b"100755", b"120000"})
+_EXCLUDED_TOP = frozenset({".git", ".resume-kit"})
+_ATTRIBUTES = ".gitattributes"
+_FALSE = frozenset({"false", "no", "off", "0", ""})
+
+
+def plain_paths(files: Iterable[str], artifacts: Iterable[str]) -> list[str] | None:
+    """The paths a unit's fingerprint covers when each entry is a plain normal relative path
+    git would name the same way; None when any is not (a glob, ``..``, ``./x``, ...)."""
+    paths = [*files, *artifacts]
+    for path in paths:
+        if not path or path[0] == "/" or "*" in path or "?" in path or "[" in path:
+            return None  # the characters that make a glob (glob.has_magic)
+        parts = path.split("/")
+        if parts[0] in _EXCLUDED_TOP or "" in parts or "." in parts or ".." in parts:
+            return None
+    return paths
+
+
+def index_key(git_dir: Path) -> list[int] | None:
+    """The index file's stat data: git replaces the file on every change."""
+    try:
+        info = os.lstat(git_dir / "index")
+    except OSError:
+        return None
+    return [info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, info.st_dev]
+
+
+@dataclass
+class Record:
+    head: str
+    index: list[int]
+    settled: dict[str, bool]  # path -> settled in that index (only the units' paths)
+    attribute_dirs: set[str]  # folders ("" for the root) whose .gitattributes the index holds
+    units: dict[str, tuple[str, list[str], list[str]]]  # id -> (fingerprint, files, artifacts)
+
+
+def load_record(file: Path) -> Record | None:
+    from resume_kit.infra.safefs import read_regular
+
+    try:
+        data = json.loads(read_regular(file, MAX_RECORD_BYTES))
+        if data.get("format") != FORMAT:
+            return None
+        units = {
+            str(uid): (str(fp), [str(p) for p in files], [str(p) for p in artifacts])
+            for uid, (fp, files, artifacts) in data["units"].items()
+        }
+        settled = {str(p): True for p in data["settled"]}
+        settled.update({str(p): False for p in data["unsettled"]})
+        return Record(
+            head=str(data["head"]),
+            index=[int(n) for n in data["index"]],
+            settled=settled,
+            attribute_dirs={str(p) for p in data["attribute_dirs"]},
+            units=units,
+        )
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return None
+
+
+def save_record(file: Path, record: Record) -> None:
+    from resume_kit.infra.store import atomic_write
+
+    payload = {
+        "format": FORMAT,
+        "head": record.head,
+        "index": record.index,
+        "settled": sorted(p for p, ok in record.settled.items() if ok),
+        "unsettled": sorted(p for p, ok in record.settled.items() if not ok),
+        "attribute_dirs": sorted(record.attribute_dirs),
+        "units": {uid: list(entry) for uid, entry in record.units.items()},
+    }
+    with contextlib.suppress(OSError):
+        atomic_write(file, json.dumps(payload, separators=(",", ":"), ensure_ascii=False))
+
+
+# --------------------------------------------------------------------------- git reads
+
+
+def parse_ls_files(out: bytes) -> tuple[dict[str, bool], set[str]]:
+    """``git ls-files -z -s -v`` as ({path: settled}, folders holding a .gitattributes)."""
+    settled: dict[str, bool] = {}
+    attribute_dirs: set[str] = set()
+    for record in out.split(b"\0"):
+        meta, tab, raw = record.partition(b"\t")
+        if not tab:
+            continue
+        fields = meta.split(b" ")
+        path = raw.decode("utf-8", "surrogateescape")
+        ok = len(fields) == 4 and fields[0] == b"H" and fields[1] in _SETTLED_MODES
+        ok = ok and fields[3] == b"0"
+        settled[path] = settled.get(path, True) and ok
+        folder, _, name = path.rpartition("/")
+        if name == _ATTRIBUTES:
+            attribute_dirs.add(folder)
+    return settled, attribute_dirs
+
+
+def list_index(root: Path, paths: list[str] | None) -> tuple[dict[str, bool], set[str]] | None:
+    """What the index says of ``paths`` (None: of every path), and every index .gitattributes;
+    None when git fails. Paths asked for and not listed are not settled."""
+    from resume_kit.infra.gitcmd import run_git_bytes
+
+    args = ["ls-files", "-z", "-s", "-v"]
+    if paths is not None:
+        args += ["--", ":(glob)**/.gitattributes", *(":(literal)" + p for p in paths)]
+    status, out, _ = run_git_bytes(root, *args, check=False)
+    if status != 0:
+        return None
+    settled, attribute_dirs = parse_ls_files(out)
+    for path in paths or ():
+        settled.setdefault(path, False)
+    return settled, attribute_dirs
+
+
+def changed_between(root: Path, old: str, new: str) -> set[str] | None:
+    """Paths whose entry differs between two commits' trees (both sides of a rename), or None."""
+    from resume_kit.infra.gitcmd import run_git_bytes
+
+    status, out, _ = run_git_bytes(
+        root, "diff", "--name-only", "-z", "--no-renames", old, new, "--", check=False
+    )
+    if status != 0:
+        return None
+    return {raw.decode("utf-8", "surrogateescape") for raw in out.split(b"\0") if raw}
+
+
+def status_paths(entries: Iterable[dict[str, Any]]) -> set[str]:
+    """Every path a parsed ``git status`` names (renames' sources too), no trailing slash."""
+    named: set[str] = set()
+    for entry in entries:
+        named.add(str(entry["path"]).rstrip("/"))
+        if entry.get("orig_path"):
+            named.add(str(entry["orig_path"]).rstrip("/"))
+    return named
+
+
+def conversion_free(root: Path, common_dir: Path) -> bool:
+    """Whether git's configuration and attribute files leave a clean status meaning unchanged
+    bytes (see the module docstring); the per-folder ``.gitattributes`` are checked per path."""
+    from resume_kit.infra.gitcmd import core_settings
+
+    core = core_settings(root)
+    if core.get("core.autocrlf", "false").lower() in ("true", "input", "yes", "on", "1"):
+        return False
+    if core.get("core.checkstat", "default").lower() != "default":
+        return False
+    if core.get("core.trustctime", "true").lower() in _FALSE:
+        return False
+    if core.get("core.ignorestat", "false").lower() not in _FALSE:
+        return False
+    home = os.path.expanduser("~")
+    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
+    candidates = [
+        common_dir / "info" / "attributes",
+        Path(xdg) / "git" / "attributes",
+        Path(os.path.expanduser(core.get("core.attributesfile", "") or "/nonexistent")),
+    ]
+    if not os.environ.get("GIT_ATTR_NOSYSTEM"):
+        candidates += [Path("/etc/gitattributes"), Path("/usr/local/etc/gitattributes")]
+    return not any(os.path.lexists(path) for path in candidates)
+
+
+# --------------------------------------------------------------------------- the decision
+
+
+@dataclass
+class Plan:
+    """Decided before git runs: the record, the index it is checked against, what to list."""
+
+    file: Path
+    record: Record | None
+    index: list[int] | None
+    needed: set[str]  # the plain paths of the done units with evidence
+    listing: list[str] | None = None  # ls-files of these paths; None with list_all
+    list_all: bool = False
+    wants_listing: bool = False
+
+
+def plan(file: Path, git_dir: Path, units: Iterable[Any]) -> Plan:
+    """What this snapshot must ask git beyond its status (``units``: the progress file's)."""
+    needed: set[str] = set()
+    for unit in units:
+        if unit.status == "done" and unit.evidence is not None:
+            paths = plain_paths(unit.files, unit.artifacts)
+            if paths:
+                needed.update(paths)
+    result = Plan(file=file, record=load_record(file), index=index_key(git_dir), needed=needed)
+    if not needed or result.index is None:
+        return result
+    record = result.record
+    if record is None or record.index != result.index:
+        result.list_all = result.wants_listing = True
+        return result
+    unknown = sorted(p for p in needed if p not in record.settled)
+    if len(unknown) > LISTED_PATHS_MAX:
+        result.list_all = result.wants_listing = True
+    elif unknown:
+        result.listing = unknown
+        result.wants_listing = True
+    return result
+
+
+@dataclass
+class Reuse:
+    """Per unit: the recorded fingerprint when it provably still holds; then the new record."""
+
+    root: Path
+    plan: Plan
+    head: str | None
+    dirty: set[str]  # every path git status named
+    changed: set[str] | None  # paths changed between the record's HEAD and this one
+    listed: tuple[dict[str, bool], set[str]] | None  # a fresh ls-files, when one ran
+    safe: bool  # conversion_free
+    status_ns: int  # time.time_ns() before git status started
+    _settled: dict[str, bool] = field(default_factory=dict)
+    _attribute_dirs: set[str] = field(default_factory=set)
+    _known: bool = False  # whether _settled covers every needed path
+    _attrs_memo: dict[str, bool] = field(default_factory=dict)
+    _new_units: dict[str, tuple[str, list[str], list[str]]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        record = self.plan.record
+        same_index = record is not None and record.index == self.plan.index
+        if same_index and record is not None:
+            # only the units' plain paths: being settled then also means being plain
+            needed = self.plan.needed
+            self._settled = {p: ok for p, ok in record.settled.items() if p in needed}
+            self._attribute_dirs = set(record.attribute_dirs)
+        if self.listed is not None:
+            settled, attribute_dirs = self.listed
+            if self.plan.list_all:
+                self._settled = {p: settled.get(p, False) for p in self.plan.needed}
+                self._attribute_dirs = attribute_dirs
+            else:
+                self._settled.update(settled)
+                self._attribute_dirs |= attribute_dirs
+            self._known = True
+        else:
+            self._known = same_index and not self.plan.wants_listing
+
+    def _usable(self) -> bool:
+        return self.safe and self._known and self.head is not None
+
+    def _no_attributes(self, folder: str) -> bool:
+        """No .gitattributes in ``folder`` or above it, in the work tree or the index."""
+        memo = self._attrs_memo
+        if folder in memo:
+            return memo[folder]
+        parent = folder.rpartition("/")[0] if folder else None
+        here = folder not in self._attribute_dirs and not os.path.lexists(
+            os.path.join(str(self.root), folder, _ATTRIBUTES)
+        )
+        ok = here and (parent is None or self._no_attributes(parent))
+        memo[folder] = ok
+        return ok
+
+    def _clean(self, path: str) -> bool:
+        """Settled in the index, named by neither status (nor a folder above) nor the diff."""
+        if not self._settled.get(path) or path in self.dirty:
+            return False
+        if self.changed is not None and path in self.changed:
+            return False
+        folder = path
+        while "/" in folder:
+            folder = folder.rpartition("/")[0]
+            if folder in self.dirty:
+                return False
+        return self._no_attributes(path.rpartition("/")[0])
+
+    def reusable(self, unit: Any) -> str | None:
+        """The recorded fingerprint of ``unit`` if it still holds, else None (compute it)."""
+        record = self.plan.record
+        if record is None or not self._usable():
+            return None
+        if record.head != self.head and self.changed is None:
+            return None
+        entry = record.units.get(unit.id)
+        if entry is None or entry[1] != unit.files or entry[2] != unit.artifacts:
+            return None
+        if not entry[1] and not entry[2]:
+            return None
+        for path in (*entry[1], *entry[2]):
+            if not self._clean(path):  # settled: one of the units' plain paths
+                return None
+        self._new_units[unit.id] = entry
+        return entry[0]
+
+    def computed(self, unit: Any, fingerprint: str | None) -> None:
+        """Note a fingerprint computed this run: recorded if its files were settled and clean
+        in this status and untouched from well before it until after they were hashed."""
+        if fingerprint is None or not self._usable():
+            return
+        paths = plain_paths(unit.files, unit.artifacts)
+        if not paths or not all(self._clean(p) for p in paths):
+            return
+        limit = self.status_ns - RACY_NS
+        for path in paths:
+            try:
+                info = os.lstat(os.path.join(str(self.root), path))
+            except OSError:
+                return
+            if not (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)):
+                return
+            if max(info.st_mtime_ns, info.st_ctime_ns) >= limit:
+                return
+        self._new_units[unit.id] = (fingerprint, list(unit.files), list(unit.artifacts))
+
+    def save(self, git_dir: Path) -> None:
+        """Write the new record, unless the index changed while this snapshot read it."""
+        if not self._usable() or self.head is None or self.plan.index is None:
+            return
+        if index_key(git_dir) != self.plan.index:
+            return
+        record = Record(
+            head=self.head,
+            index=self.plan.index,
+            settled={p: ok for p, ok in self._settled.items() if p in self.plan.needed},
+            attribute_dirs=self._attribute_dirs,
+            units=self._new_units,
+        )
+        if record != self.plan.record:  # the common brief: nothing to write
+            save_record(self.plan.file, record)

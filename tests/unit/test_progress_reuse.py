@@ -1,0 +1,68 @@
+"""One model per verify-next: a transaction starts from the document this process holds only
+while progress.yaml still has its bytes; another writer's change is always read."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from resume_kit.infra.paths import find_layout
+from resume_kit.progress_file.io import Reusing, load, transaction
+
+
+@pytest.fixture
+def layout(repo: Path, cli: Any) -> Any:
+    assert cli("init", "--goal", "g").code == 0
+    for name in ("a", "b"):
+        assert cli("add", name, "--id", name, "--verify", "true").code == 0
+    return find_layout(repo)
+
+
+def test_unchanged_bytes_reuse_the_held_model(layout: Any) -> None:
+    doc = load(layout)
+    held = Reusing(doc)
+    with held.transaction(layout) as inside:
+        assert inside is doc  # read again under the lock: same bytes, same model
+        inside.progress.units[0].status = "in_progress"
+    assert held.doc is doc
+    assert "in_progress" in layout.progress.read_text()
+    assert held.load(layout) is doc  # the report: the saved bytes are still there
+    assert load(layout).progress.units[0].status == "in_progress"
+
+
+def test_another_writers_change_is_read_under_the_lock(layout: Any) -> None:
+    doc = load(layout)
+    held = Reusing(doc)
+    with transaction(layout) as other:  # another process, between the pick and the record
+        other.progress.units[1].notes = "written by someone else"
+    with held.transaction(layout) as inside:
+        assert inside is not doc
+        assert inside.progress.units[1].notes == "written by someone else"
+        inside.progress.units[0].status = "in_progress"
+    after = load(layout).progress
+    assert after.units[0].status == "in_progress"
+    assert after.units[1].notes == "written by someone else"  # nothing lost
+
+
+def test_a_transaction_that_raised_is_not_held(layout: Any) -> None:
+    doc = load(layout)
+    held = Reusing(doc)
+    with pytest.raises(RuntimeError), held.transaction(layout) as inside:
+        inside.progress.units[0].status = "blocked"  # changed, never saved
+        raise RuntimeError("stop")
+    assert held.doc is None
+    fresh = held.load(layout)
+    assert fresh is not doc and fresh.progress.units[0].status == "todo"
+
+
+def test_a_later_change_on_disk_is_seen_by_the_report(layout: Any) -> None:
+    held = Reusing(load(layout))
+    with held.transaction(layout) as inside:
+        inside.progress.units[0].status = "in_progress"
+    saved = held.doc
+    text = layout.progress.read_text().replace("goal: g", "goal: changed by hand")
+    layout.progress.write_text(text)
+    assert held.load(layout) is not saved
+    assert held.load(layout).progress.goal == "changed by hand"
