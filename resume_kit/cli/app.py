@@ -9,14 +9,16 @@ they use.
 # they name the typer imported inside _build_app.
 import os
 import sys
-from typing import TYPE_CHECKING, Annotated, Any
 
+TYPE_CHECKING = False  # typing costs milliseconds before the served brief; mypy reads the guard
 if TYPE_CHECKING:
     import typer
 
 
 def _build_app() -> "typer.Typer":
     """The typer app; built on first use, so that ``--version`` never imports typer."""
+    from typing import Annotated
+
     import typer
 
     from resume_kit import __version__
@@ -71,7 +73,7 @@ def _build_app() -> "typer.Typer":
 _app: "typer.Typer | None" = None
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> "typer.Typer":
     """``app``: the typer app, built once on first access (PEP 562)."""
     global _app
     if name == "app":
@@ -94,6 +96,12 @@ def main(argv: "list[str] | None" = None) -> None:
         sys.stdout.write(f"resume-kit {__version__}\n")
         sys.stdout.flush()
         sys.exit(0)
+    if args[:1] == ["brief"]:  # nothing changed since the previous brief: print it (stdlib only)
+        from resume_kit.brief.fastpath import serve
+
+        served = serve(args)
+        if served is not None:
+            sys.exit(served)
     import typer
 
     try:  # typer >= 0.24 vendors click as typer._click
