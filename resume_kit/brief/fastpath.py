@@ -427,7 +427,7 @@ class Recording:
         if isinstance(deps, str):
             _remove(path)
             return deps
-        from resume_kit.infra.cachedir import ensure_private, sha256_hex
+        from resume_kit.infra.cachedir import sha256_hex
 
         ages_steady, until, created = self.steadiness
         if created is None:
@@ -443,7 +443,10 @@ class Recording:
             "status": {"git": git, "argv": argv, "cwd": status_cwd, "sha256": sha256_hex(output)},
             "deps": deps,
         }
-        ensure_private(os.path.dirname(path))
+        folder = os.path.dirname(path)  # private; the cache root above is left as it is
+        os.makedirs(folder, 0o700, exist_ok=True)
+        if os.lstat(folder).st_mode & 0o077:
+            os.chmod(folder, 0o700)
         atomic_write(_path(path), encode_receipt(receipt), mode=0o600)
         return None
 
@@ -455,8 +458,9 @@ class Recording:
         rec = self.recorder
         root, git_dir, common = str(layout.root), str(layout.git_dir), str(layout.git_common_dir)
         seen = [p for p in rec.paths if _kept(p, layout)]
-        # only looked at, never listed or written: a folder is compared by what it is
-        looked = {p for p in seen if p not in rec.listed and p not in rec.written}
+        # not listed: a folder is compared by what it is (files coming and going in the cache
+        # folders, or in folders that were only created, change nothing the brief read)
+        looked = {p for p in seen if p not in rec.listed}
         paths: dict[str, None] = dict.fromkeys(seen)
         entries = parse_status_v2(status_output)["entries"]
         if len(entries) > MAX_LISTED_PATHS:

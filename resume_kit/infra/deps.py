@@ -11,6 +11,7 @@ later. Standard library only: the served path imports this module.
 
 from __future__ import annotations
 
+import _thread
 import os
 import stat
 import sys
@@ -80,13 +81,14 @@ class Recorder:
 
 _current: Recorder | None = None
 _hooked = False
+_quiet: set[int] = set()  # threads inside not_an_input()
 _real_stat = os.stat
 _real_lstat = os.lstat
 
 
 def _audit(event: str, args: tuple[Any, ...]) -> None:
     rec = _current
-    if rec is None:
+    if rec is None or (_quiet and _thread.get_ident() in _quiet):
         return
     if event == "open":
         path, mode, flags = (*args, None, None, None)[:3]
@@ -112,7 +114,7 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
 
 def _stat(path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
     rec = _current
-    if rec is not None:
+    if rec is not None and not (_quiet and _thread.get_ident() in _quiet):
         if kwargs.get("dir_fd") is not None:
             rec.doubtful.append("a stat relative to a folder descriptor")
         rec.note(path)
@@ -121,11 +123,22 @@ def _stat(path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
 
 def _lstat(path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
     rec = _current
-    if rec is not None:
+    if rec is not None and not (_quiet and _thread.get_ident() in _quiet):
         if kwargs.get("dir_fd") is not None:
             rec.doubtful.append("an lstat relative to a folder descriptor")
         rec.note(path)
     return _real_lstat(path, *args, **kwargs)
+
+
+class not_an_input:
+    """A block of this thread whose reads no output depends on (listing a folder for the
+    temporaries a killed write left behind): not recorded."""
+
+    def __enter__(self) -> None:
+        _quiet.add(_thread.get_ident())
+
+    def __exit__(self, *exc: object) -> None:
+        _quiet.discard(_thread.get_ident())
 
 
 def note_git_status(cwd: str, argv: list[str], output: bytes) -> None:
