@@ -149,9 +149,11 @@ def serve(args: list[str]) -> int | None:
     except Exception as exc:  # a cache: whatever goes wrong, the full build runs
         served, why = None, f"unexpected {type(exc).__name__}"
     if debug:
-        line = "served the stored brief" if served is not None else f"building: {why}"
-        sys.stderr.write(f"resume-kit: fastpath: {line}\n")
-        sys.stderr.flush()
+        from resume_kit.infra.messages import say
+
+        say(
+            "fastpath: " + ("served the stored brief" if served is not None else f"building: {why}")
+        )
     return served
 
 
@@ -238,6 +240,9 @@ def _serve(args: list[str]) -> tuple[int | None, str]:
     git = find_program("git")
     if git is None or git != status["git"]:
         return None, "git is not the one the stored brief ran"
+    for path, recorded, listed in status["config"]:
+        if _differs(signature(path, listed=listed), recorded):
+            return None, f"changed: {path}"
     child = _spawn_status(git, status["argv"], status["cwd"])  # runs while the stats are taken
     try:
         changed = next(
@@ -403,8 +408,9 @@ class Recording:
         except Exception as exc:
             why = f"unexpected {type(exc).__name__}: {exc}"
         if debug:
-            line = "stored the brief" if why is None else f"not stored: {why}"
-            sys.stderr.write(f"resume-kit: fastpath: {line}\n")
+            from resume_kit.infra.messages import say
+
+            say("fastpath: " + ("stored the brief" if why is None else f"not stored: {why}"))
 
     def _store(self, stdout: str, layout: Any, code: int) -> str | None:
         from resume_kit.infra.store import atomic_write
@@ -427,6 +433,11 @@ class Recording:
         if isinstance(deps, str):
             _remove(path)
             return deps
+        configs = set(_git_config_files(str(layout.root)))
+        # what git's configuration is made of, checked before the served git status starts:
+        # a filter driver added since would otherwise run (the argv overrides only the old ones)
+        config_deps = [dep for dep in deps if dep[0] in configs]
+        deps = [dep for dep in deps if dep[0] not in configs]
         from resume_kit.infra.cachedir import sha256_hex
 
         ages_steady, until, created = self.steadiness
@@ -440,7 +451,13 @@ class Recording:
             "created": created,
             "ages_steady": ages_steady,
             "until": until if until != float("inf") else 1e18,
-            "status": {"git": git, "argv": argv, "cwd": status_cwd, "sha256": sha256_hex(output)},
+            "status": {
+                "git": git,
+                "argv": argv,
+                "cwd": status_cwd,
+                "sha256": sha256_hex(output),
+                "config": config_deps,
+            },
             "deps": deps,
         }
         folder = os.path.dirname(path)  # private; the cache root above is left as it is
@@ -483,7 +500,7 @@ class Recording:
         for base, folders, files in os.walk(os.path.join(common, "refs", "resume-kit")):
             for name in folders + files:
                 explicit[os.path.join(base, name)] = None
-        for config in _git_config_files(root):
+        for config in _git_config_files(root):  # also checked before git starts: see serve
             explicit[config] = None
         folder = self.cwd  # how git found the work tree from here: a new .git on the way up
         while True:

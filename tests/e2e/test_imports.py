@@ -201,6 +201,7 @@ SERVED_BRIEF = {
     "resume_kit.infra.cachedir",
     "resume_kit.infra.gitcmd",
     "resume_kit.infra.errors",
+    "resume_kit.infra.messages",  # with RESUME_KIT_DEBUG_FASTPATH only
     "resume_kit.core",
     "resume_kit.core.clock",
 }
