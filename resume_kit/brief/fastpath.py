@@ -205,16 +205,19 @@ def decode_receipt(data: bytes) -> dict[str, Any] | None:
         loaded = marshal.loads(payload)
     except (EOFError, ValueError, TypeError):
         return None
-    return loaded if type(loaded) is dict and _plain(loaded) else None
+    return loaded if _shaped(loaded) else None
 
 
-def _plain(value: object) -> bool:
-    """Only the types a receipt is made of (never a code object)."""
-    if type(value) is dict:
-        return all(type(k) is str and _plain(v) for k, v in value.items())
-    if type(value) is list:
-        return all(_plain(item) for item in value)
-    return value is None or type(value) in (str, int, float, bool, bytes)
+RECEIPT_TYPES = {"key": str, "stdout": str, "stderr": str, "code": int, "created": int,
+                 "ages_steady": float, "until": float, "status": dict, "deps": list}  # fmt: skip
+
+
+def _shaped(value: object) -> bool:
+    """A dict with exactly the receipt's fields, each of its type (never a code object; what
+    is inside deps and status is checked as it is used: a surprise there is an error, a miss)."""
+    if type(value) is not dict or value.keys() != RECEIPT_TYPES.keys():
+        return False
+    return all(type(value[name]) is kind for name, kind in RECEIPT_TYPES.items())
 
 
 def _serve(args: list[str]) -> tuple[int | None, str]:
@@ -449,8 +452,8 @@ class Recording:
             "stderr": "".join(self.tee.copy),
             "code": code,
             "created": created,
-            "ages_steady": ages_steady,
-            "until": until if until != float("inf") else 1e18,
+            "ages_steady": float(ages_steady),
+            "until": float(until) if until != float("inf") else 1e18,
             "status": {
                 "git": git,
                 "argv": argv,
@@ -510,6 +513,8 @@ class Recording:
                 break
             folder = os.path.dirname(folder)
         explicit[git] = None
+        for path in _clean_tracked_files(root, seen, explicit):
+            paths.pop(path, None)
         looked -= explicit.keys()
         looked |= git_folders
         paths.update(explicit)
@@ -525,6 +530,41 @@ class Recording:
                 return f"{path} changed while the brief was built"
             deps.append([path, None if sig is None else list(sig), listed])
         return deps
+
+
+def _clean_tracked_files(root: str, seen: list[str], explicit: dict[str, None]) -> set[str]:
+    """The recorded paths the served git status already checks: files of the work tree that
+    git tracks with no flag that hides them from status (assume-unchanged, skip-worktree) and
+    that status did not list. What the brief read of them is their content (fingerprints,
+    artifacts' size and hash), which status compares; a 2,000-artifact brief stats 2,000 paths
+    fewer. Files in ``.resume-kit/`` and the git dirs stay (they are few)."""
+    from resume_kit.infra.gitcmd import run_git_bytes
+
+    prefix = root.rstrip(os.sep) + os.sep
+    candidates = {p for p in seen if p.startswith(prefix) and p not in explicit}
+    if not candidates:
+        return set()
+    status, out, _ = run_git_bytes(_path(root), "ls-files", "-v", "-z", check=False)
+    if status != 0:
+        return set()
+    tracked = {
+        prefix + os.fsdecode(entry[2:])
+        for entry in out.split(b"\0")
+        if entry[:2] == b"H "  # tracked, no assume-unchanged (lowercase) or skip-worktree (S)
+    }
+    state = prefix + ".resume-kit" + os.sep
+    import stat
+
+    found = set()
+    for path in candidates & tracked:
+        if path.startswith(state):
+            continue
+        try:
+            if stat.S_ISREG(os.lstat(path).st_mode):
+                found.add(path)
+        except OSError:
+            continue
+    return found
 
 
 def _written_in(path: str, rec: Recorder) -> bool:

@@ -62,14 +62,27 @@ plain = st.recursive(
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
     max_leaves=20,
 )
+receipts = st.fixed_dictionaries(
+    {
+        "key": st.text(),
+        "stdout": st.text(),
+        "stderr": st.text(),
+        "code": st.integers(),
+        "created": st.integers(),
+        "ages_steady": st.floats(allow_nan=False),
+        "until": st.floats(allow_nan=False),
+        "status": st.dictionaries(st.text(), plain, max_size=4),
+        "deps": st.lists(plain, max_size=4),
+    }
+)
 
 
-@given(st.dictionaries(st.text(), plain, max_size=6))
+@given(receipts)
 def test_a_receipt_reads_back_as_written(receipt: dict[str, object]) -> None:
     assert fastpath.decode_receipt(fastpath.encode_receipt(receipt)) == receipt
 
 
-@given(st.dictionaries(st.text(), plain, min_size=1, max_size=6), st.data())
+@given(receipts, st.data())
 def test_a_damaged_receipt_is_no_receipt(receipt: dict[str, object], data: st.DataObject) -> None:
     body = bytearray(fastpath.encode_receipt(receipt))
     if data.draw(st.booleans()):
@@ -80,12 +93,26 @@ def test_a_damaged_receipt_is_no_receipt(receipt: dict[str, object], data: st.Da
     assert fastpath.decode_receipt(bytes(body)) is None
 
 
+@given(receipts, st.sampled_from(sorted(fastpath.RECEIPT_TYPES)), plain)
+def test_a_receipt_of_another_shape_is_no_receipt(
+    receipt: dict[str, object], field: str, value: object
+) -> None:
+    if type(value) is fastpath.RECEIPT_TYPES[field]:
+        return
+    odd = dict(receipt, **{field: value})
+    assert fastpath.decode_receipt(fastpath.encode_receipt(odd)) is None
+    del odd[field]
+    assert fastpath.decode_receipt(fastpath.encode_receipt(odd)) is None
+
+
 def test_a_receipt_holding_code_is_no_receipt() -> None:
     import marshal
 
     from resume_kit.infra.cachedir import sha256_hex
 
-    payload = marshal.dumps({"stdout": compile("1", "x", "eval")})
+    receipt = {name: kind() for name, kind in fastpath.RECEIPT_TYPES.items()}
+    assert fastpath.decode_receipt(fastpath.encode_receipt(receipt)) == receipt
+    payload = marshal.dumps(dict(receipt, stdout=compile("1", "x", "eval")))
     data = fastpath.RECEIPT_MAGIC + sha256_hex(payload).encode() + b"\n" + payload
     assert fastpath.decode_receipt(data) is None
 
