@@ -87,6 +87,10 @@ class Series:
 TIME = "/usr/bin/time" if os.access("/usr/bin/time", os.X_OK) else None
 
 
+class MissingLine(Exception):
+    """The child ran but did not print the stderr line it was expected to."""
+
+
 def spawn(
     argv: list[str],
     cwd: Path,
@@ -122,7 +126,7 @@ def spawn(
                 f"{' '.join(argv)} in {cwd} exited {proc.returncode}:\n{detail[-2000:]}"
             )
         if stderr_has is not None and stderr_has not in detail:
-            raise SystemExit(f"{' '.join(argv)} in {cwd}: no {stderr_has!r} in:\n{detail[-2000:]}")
+            raise MissingLine(f"{' '.join(argv)} in {cwd}: no {stderr_has!r} in:\n{detail[-2000:]}")
         rss_kb = usage.ru_maxrss
         if TIME:
             reported = Path(rss.name).read_text().split()
@@ -238,8 +242,13 @@ def measure_commands(ws: workspaces.Workspace, rounds: int) -> dict[str, Series]
     def unchanged_brief() -> Sample:
         """A brief right after a brief (untimed, it stores the receipt): the second is served
         (checked: the debug line says so; the line is the only difference it makes)."""
-        spawn([*CLI, "brief"], root, env)
         debug = dict(env, RESUME_KIT_DEBUG_FASTPATH="1")
+        for _ in range(3):  # the brief's ages may have moved on between the two: again
+            spawn([*CLI, "brief"], root, env)
+            try:
+                return spawn([*CLI, "brief"], root, debug, stderr_has="served the stored brief")
+            except MissingLine:
+                continue
         return spawn([*CLI, "brief"], root, debug, stderr_has="served the stored brief")
 
     tasks = {
