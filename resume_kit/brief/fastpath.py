@@ -145,16 +145,36 @@ def serve(args: list[str]) -> int | None:
     """Print the stored brief and return its exit code, or None (nothing printed) to build."""
     debug = os.environ.get(DEBUG_ENV, "") not in ("", "0")
     try:
-        served, why = _serve(args)
+        receipt, why = _serve(args)
     except Exception as exc:  # a cache: whatever goes wrong, the full build runs
-        served, why = None, f"unexpected {type(exc).__name__}"
+        receipt, why = None, f"unexpected {type(exc).__name__}"
     if debug:
         from resume_kit.infra.messages import say
 
         say(
-            "fastpath: " + ("served the stored brief" if served is not None else f"building: {why}")
+            "fastpath: "
+            + ("served the stored brief" if receipt is not None else f"building: {why}")
         )
-    return served
+    if receipt is None:
+        return None
+    # Once printing starts there is no going back to a build: a closed pipe ends it quietly,
+    # as it ends a built brief (cli.app.main).
+    stderr, cut = receipt["stderr"], receipt["stderr_before_stdout"]
+    try:
+        _emit(sys.stderr, stderr[:cut])
+        _emit(sys.stdout, receipt["stdout"])
+        _emit(sys.stderr, stderr[cut:])
+    except BrokenPipeError:
+        sys.stderr.close()
+        return 0
+    code: int = receipt["code"]
+    return code
+
+
+def _emit(stream: Any, text: str) -> None:
+    if text:
+        stream.write(text)
+        stream.flush()
 
 
 def _read_receipt(path: str) -> dict[str, Any] | None:
@@ -208,8 +228,9 @@ def decode_receipt(data: bytes) -> dict[str, Any] | None:
     return loaded if _shaped(loaded) else None
 
 
-RECEIPT_TYPES = {"key": str, "stdout": str, "stderr": str, "code": int, "created": int,
-                 "ages_steady": float, "until": float, "status": dict, "deps": list}  # fmt: skip
+RECEIPT_TYPES = {"key": str, "stdout": str, "stderr": str, "stderr_before_stdout": int,
+                 "code": int, "created": int, "ages_steady": float, "until": float,
+                 "status": dict, "deps": list}  # fmt: skip
 
 
 def _shaped(value: object) -> bool:
@@ -220,7 +241,7 @@ def _shaped(value: object) -> bool:
     return all(type(value[name]) is kind for name, kind in RECEIPT_TYPES.items())
 
 
-def _serve(args: list[str]) -> tuple[int | None, str]:
+def _serve(args: list[str]) -> tuple[dict[str, Any] | None, str]:
     if disabled():
         return None, f"{NO_FASTPATH_ENV} is set"
     request = parse_request(args)
@@ -269,13 +290,7 @@ def _serve(args: list[str]) -> tuple[int | None, str]:
 
     if sha256_hex(output) != status["sha256"]:
         return None, "git status differs"
-    sys.stdout.write(receipt["stdout"])
-    sys.stdout.flush()
-    if receipt["stderr"]:
-        sys.stderr.write(receipt["stderr"])
-        sys.stderr.flush()
-    code = receipt["code"]
-    return (code if isinstance(code, int) else 70), "served"
+    return receipt, "served"
 
 
 def _key_difference(stored: Any, now: str) -> str:
@@ -385,6 +400,7 @@ class Recording:
         self.cwd = os.getcwd()
         self.key = key_text(request, self.cwd)
         self.refused: list[str] = []
+        self.stdout_at = 0  # how many stderr writes came before the brief was printed
         self.started_ns = time.time_ns()
         self.steadiness: tuple[float, float, int | None] | None = None
         self._recording = Watch()
@@ -392,6 +408,10 @@ class Recording:
         track_steadiness()
         self.tee = _Tee(sys.stderr)
         sys.stderr = self.tee
+
+    def printing(self) -> None:
+        """The brief is printed now: stderr written so far comes before it."""
+        self.stdout_at = len(self.tee.copy)
 
     def end(self) -> None:
         global _active
@@ -450,6 +470,8 @@ class Recording:
             "key": self.key,
             "stdout": stdout,
             "stderr": "".join(self.tee.copy),
+            # how much of stderr came before the brief (the order a merged 2>&1 shows)
+            "stderr_before_stdout": len("".join(self.tee.copy[: self.stdout_at])),
             "code": code,
             "created": created,
             "ages_steady": float(ages_steady),

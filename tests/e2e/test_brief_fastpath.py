@@ -170,6 +170,24 @@ def test_served_brief_equals_a_fresh_one_and_misses_on_every_change(
         assert again[:3] == fresh[:3], name
         previous = fresh
     assert "is not approved on this machine" in previous[2]  # the template's warning, served
+    merged = [
+        subprocess.run(
+            [sys.executable, "-m", "resume_kit", "brief"],
+            cwd=ws.root,
+            env=dict(
+                os.environ, RESUME_KIT_NOW=str(ws.now), RESUME_KIT_DEBUG_FASTPATH="1", **extra
+            ),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            timeout=120,
+        ).stdout
+        for extra in ({}, {"RESUME_KIT_NO_FASTPATH": "1"})
+    ]
+    assert SERVED in merged[0]
+    lines = [[ln for ln in m.splitlines() if not ln.startswith(DEBUG_PREFIX)] for m in merged]
+    assert lines[0] == lines[1]  # the warning comes before the brief in both (2>&1)
 
 
 def test_the_clock_misses_exactly_when_the_brief_would_change(workspace: Workspace) -> None:

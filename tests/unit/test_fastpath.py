@@ -67,6 +67,7 @@ receipts = st.fixed_dictionaries(
         "key": st.text(),
         "stdout": st.text(),
         "stderr": st.text(),
+        "stderr_before_stdout": st.integers(),
         "code": st.integers(),
         "created": st.integers(),
         "ages_steady": st.floats(allow_nan=False),

@@ -52,6 +52,8 @@ def run(max_tokens: int | None, fmt: str, output: Path | None, summarize: bool |
     )
     try:
         text, rendered, layout = build(max_tokens, fmt, summarize, hook_input=None)
+        if recording is not None:
+            recording.printing()
         write(text, output)
         budget_note = f"the budget of {max_tokens}" if max_tokens else "the configured budget"
         _report(rendered, budget_note, output)
