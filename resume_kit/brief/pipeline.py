@@ -56,6 +56,9 @@ def build(
     from resume_kit.brief.summarize import should_summarize
 
     if should_summarize(config, summarize, hook_mode):
+        from resume_kit.brief.fastpath import refuse
+
+        refuse("a session summary was asked for")
         from resume_kit.brief.summarize import SummaryInputs
         from resume_kit.brief.summarize import summarize as run_summary
 
@@ -119,6 +122,9 @@ def _approved_template(root: Path) -> Any:
     if found is None:
         return None
     if template_trusted(root, found.rel_path, found.sha256):
+        from resume_kit.brief.fastpath import refuse
+
+        refuse("an approved repository template renders it")
         return found
     from resume_kit.infra.messages import warning
 

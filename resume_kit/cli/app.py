@@ -119,6 +119,12 @@ def main(argv: "list[str] | None" = None) -> None:
         sys.stdout.write(f"resume-kit {__version__}\n")
         sys.stdout.flush()
         sys.exit(0)
+    if args[:1] == ["brief"]:  # nothing changed since the previous brief: print it (stdlib only)
+        from resume_kit.brief.fastpath import serve
+
+        served = serve(args)
+        if served is not None:
+            sys.exit(served)
     import typer
 
     try:  # typer >= 0.24 vendors click as typer._click

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Callable
 
 ISO_FORMAT = "%Y-%m-%dT%H:%M:%SZ"  # how resume-kit writes every time: UTC, whole seconds
 
@@ -22,6 +23,61 @@ def from_epoch(seconds: float) -> str:
 
 def now_utc() -> str:
     return format_utc(dt.datetime.now(dt.timezone.utc))
+
+
+# While a brief is recorded for serving (resume_kit.brief.fastpath): how many whole seconds
+# after the brief's own time every age in it still reads the same, and the epoch time before
+# which every clock comparison it made still comes out the same, and the brief's own time
+# (whole epoch seconds). None when not recording.
+_steady: list[float] | None = None
+_steady_base: int | None = None
+STEADY_CAP_S = 24 * 3600.0
+
+
+def track_steadiness() -> None:
+    global _steady, _steady_base
+    _steady, _steady_base = [STEADY_CAP_S, float("inf")], None
+
+
+def tracked_steadiness() -> tuple[float, float, int | None] | None:
+    """(seconds every age stays the same, epoch time the clock comparisons hold until, the
+    brief's time); stops tracking."""
+    global _steady
+    found, _steady = _steady, None
+    return None if found is None else (found[0], found[1], _steady_base)
+
+
+def steady_base(seconds: int) -> None:
+    """The time the brief's ages are measured from (its snapshot's ``created_at``)."""
+    global _steady_base
+    if _steady is not None:
+        _steady_base = seconds
+
+
+def steady_until(epoch: float) -> None:
+    """A clock comparison made now changes its answer at ``epoch``."""
+    if _steady is not None:
+        _steady[1] = min(_steady[1], epoch)
+
+
+def _note_steady(text_at: Callable[[float], str], offset: float = 0.0) -> None:
+    """Narrow the ages' steadiness to the whole seconds ``d`` for which ``text_at(d)`` reads as
+    ``text_at(0)`` (each text holds on one interval of time: search for its end)."""
+    if _steady is None:
+        return
+    cap = int(_steady[0])
+    same = text_at(offset)
+    good, bad = 0, 1
+    while bad <= cap and text_at(offset + bad) == same:
+        good, bad = bad, bad * 2
+    bad = min(bad, cap + 1)
+    while bad - good > 1:
+        middle = (good + bad) // 2
+        if text_at(offset + middle) == same:
+            good = middle
+        else:
+            bad = middle
+    _steady[0] = min(_steady[0], float(good))
 
 
 _FRACTION = re.compile(r"(?<=T\d\d:\d\d:\d\d)\.(\d+)")
@@ -66,10 +122,20 @@ def age(then: object, now: object) -> str | None:
     if start is None or end is None:
         return None
     seconds = (end - start).total_seconds()
+    _note_steady(lambda later: _age_text(seconds + later))
+    return _age_text(seconds)
+
+
+def _age_text(seconds: float) -> str:
     return "just now" if seconds < 60 else f"{duration(seconds)} ago"
 
 
 def age_span(seconds: list[float]) -> str:
     """``5 h–2 d ago`` for the youngest and the oldest of some ages (``5 h ago`` when alike)."""
+    _note_steady(lambda later: _span_text([s + later for s in seconds]))
+    return _span_text(seconds)
+
+
+def _span_text(seconds: list[float]) -> str:
     low, high = duration(min(seconds)), duration(max(seconds))
     return f"{low} ago" if low == high else f"{low}–{high} ago"

@@ -347,17 +347,28 @@ def _in_state_dir(path: str) -> bool:
 
 def _status(root: Path) -> tuple[bytes, bool]:
     """The status output, and whether it carries the stash count."""
-    from resume_kit.infra.gitcmd import GitFailed, run_git_bytes
+    from resume_kit.infra.gitcmd import GitFailed
 
     args = ["status", "--porcelain=v2", "-z", "--branch", "--show-stash", "-unormal"]
     try:
-        return run_git_bytes(root, *args)[1], True
+        return _noted_status(root, args), True
     except GitFailed as exc:
         if "show-stash" not in exc.stderr:
             raise
     # git older than 2.35 does not know --show-stash: count the stash reflog instead.
     args.remove("--show-stash")
-    return run_git_bytes(root, *args)[1], False
+    return _noted_status(root, args), False
+
+
+def _noted_status(root: Path, args: list[str]) -> bytes:
+    """``git status ARGS`` output, noted for a brief being recorded for serving
+    (:mod:`resume_kit.brief.fastpath` runs the same argv to see whether anything changed)."""
+    from resume_kit.infra.deps import note_git_status
+    from resume_kit.infra.gitcmd import git_argv, run_git_bytes
+
+    output = run_git_bytes(root, *args)[1]
+    note_git_status(str(root), git_argv(root, tuple(args)), output)
+    return output
 
 
 def _stash_from_reflog(common_dir: Path) -> int:

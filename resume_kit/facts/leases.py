@@ -143,19 +143,19 @@ def who_holds_what(root: os.PathLike[str], now: float | None = None) -> dict[str
     """unit → "HOLDER until TIME" for every live lease this clone knows, "you" for this
     holder's; judged by the written expiry and its margin (status and the brief: no network,
     no state written)."""
-    import time
-
+    from resume_kit.core.clock import clock_ns
     from resume_kit.core.leases import margin
-    from resume_kit.core.timeutil import from_epoch
+    from resume_kit.core.timeutil import from_epoch, steady_until
 
     me = this_holder(root)
-    moment = time.time() if now is None else now
+    moment = clock_ns() / 1e9 if now is None else now
     out: dict[str, str] = {}
     for item in read_leases(root):
         lease = item.lease
         if lease is None:
             out.setdefault(item.unit, f"someone (an unreadable lease, {item.source})")
         elif moment < lease.expires_at + margin(lease.ttl_s):
+            steady_until(lease.expires_at + margin(lease.ttl_s))
             who = "you" if lease.holder.same(me) else lease.holder.label()
             out[item.unit] = f"{who} until {from_epoch(lease.expires_at)}"
     return out

@@ -19,7 +19,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from resume_kit.core.timeutil import from_epoch
+from resume_kit.core.clock import clock_ns
+from resume_kit.core.timeutil import from_epoch, steady_base
 from resume_kit.facts.ancestry import (
     evidence_ancestry,
     known_ancestors_file,
@@ -268,7 +269,8 @@ def take_snapshot(
 ) -> Snapshot:
     """The workspace facts now, typed (no checksum until saved). ``hook`` is the agent hook's
     input: its ``source`` and ``session_id`` tell the transcript reader about a fresh start."""
-    now_ns = time.time_ns()
+    now_ns = clock_ns()
+    steady_base(now_ns // 1_000_000_000)
     notes: list[str] = []
     progress_state: dict[str, Any] = {"valid": True, "error": None}
     if progress is None:

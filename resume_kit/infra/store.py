@@ -69,8 +69,11 @@ def remove_stale_temporaries(folder: Path, name: str) -> int:
     many went. Symlinks and anything else are left alone."""
     pattern = re.compile(rf"\.{re.escape(name)}\.([0-9]+)\.[0-9a-f]+\.tmp")
     removed = 0
+    from resume_kit.infra.deps import not_an_input
+
     try:
-        entries = list(os.scandir(folder))
+        with not_an_input():  # a clean-up: no brief depends on what this folder holds
+            entries = list(os.scandir(folder))
     except OSError:
         return 0
     now = time.time()

@@ -206,6 +206,45 @@ def test_an_approved_repository_template_uses_jinja(workspace: Path, tmp_path: P
     assert "jinja2" in set(json.loads(out.read_text()))
 
 
+# What serving the stored brief may import besides the standard library (and json, which the
+# wrapper itself imports): the entry point and the stdlib-only modules it needs.
+SERVED_BRIEF = {
+    "resume_kit",
+    "resume_kit.cli",
+    "resume_kit.cli.app",
+    "resume_kit.brief",
+    "resume_kit.brief.fastpath",
+    "resume_kit.infra",
+    "resume_kit.infra.deps",
+    "resume_kit.infra.cachedir",
+    "resume_kit.infra.gitcmd",
+    "resume_kit.infra.errors",
+    "resume_kit.infra.messages",  # with RESUME_KIT_DEBUG_FASTPATH only
+    "resume_kit.core",
+    "resume_kit.core.clock",
+}
+
+
+def test_unchanged_brief_is_served_with_the_standard_library_only(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import time
+
+    monkeypatch.setenv("RESUME_KIT_NOW", str(int(time.time())))
+    built = cli_modules(workspace, tmp_path, "brief")
+    assert "resume_kit.brief.pipeline" in built  # the first one is built (and stored)
+    served = cli_modules(workspace, tmp_path, "brief")
+    assert "resume_kit.brief.pipeline" not in served  # the second is served
+    bare = subprocess.run(  # what site loads before resume-kit runs (a .pth's module)
+        [sys.executable, "-c", "import json, sys; print(json.dumps(sorted(sys.modules)))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert third_party(served) - set(json.loads(bare.stdout)) <= SERVED_BRIEF
+    assert heavy(served, NEVER | RENDERING | READING | {"rich", "typer", "typing"}) == []
+
+
 def test_hook_run_post_commit_only_starts_the_snapshot(workspace: Path, tmp_path: Path) -> None:
     found = cli_modules(workspace, tmp_path, "hook", "run", "post-commit")
     assert heavy(found, NEVER | RENDERING | READING | {"rich"}) == []

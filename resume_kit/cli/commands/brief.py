@@ -44,8 +44,22 @@ def run(max_tokens: int | None, fmt: str, output: Path | None, summarize: bool |
         from resume_kit.cli.commands.brief_hook import run_hook
 
         return run_hook(max_tokens, output, copilot=fmt == COPILOT_FORMAT)
-    text, rendered, _ = build(max_tokens, fmt, summarize, hook_input=None)
-    write(text, output)
-    budget_note = f"the budget of {max_tokens}" if max_tokens else "the configured budget"
-    _report(rendered, budget_note, output)
+    from resume_kit.brief import fastpath
+
+    servable = fmt == "markdown" and output is None and summarize is not True
+    recording = fastpath.begin(
+        {"max_tokens": max_tokens, "summarize": summarize} if servable else None
+    )
+    try:
+        text, rendered, layout = build(max_tokens, fmt, summarize, hook_input=None)
+        if recording is not None:
+            recording.printing()
+        write(text, output)
+        budget_note = f"the budget of {max_tokens}" if max_tokens else "the configured budget"
+        _report(rendered, budget_note, output)
+    finally:
+        if recording is not None:
+            recording.end()
+    if recording is not None:
+        recording.store(text, layout, 0)  # what the next unchanged brief prints (fails open)
     return 0

@@ -1,0 +1,689 @@
+"""The unchanged brief, served: when nothing ``resume-kit brief`` read has changed since it last
+ran in this folder, print what it printed then, from a process that imports only the standard
+library (issue 18; docs/brief.md, "The stored brief").
+
+After a full Markdown brief, :func:`begin`/:meth:`Recording.store` keep a *receipt* in the user's
+cache (never in the repository): the exact stdout and stderr text and exit code, and what they
+depended on - a key (resume-kit and Python version, the options, the folder, the environment
+variables that can change a brief), the ``git status`` argv the snapshot ran and a hash of its
+output, how long the brief's relative ages and lease expiries still read the same, and the stat
+signature of every path the build opened, listed or looked at (recorded by
+:mod:`resume_kit.infra.deps`), the git files git itself reads, and every path git status listed.
+
+:func:`serve` (first thing in ``cli.app.main`` for ``brief``) checks the receipt and serves it
+only when every part matches; any doubt, difference or error is a miss and the full build runs.
+Not served: ``--format json`` (it carries the snapshot id and the second), ``claude-hook`` and
+``copilot-hook`` (hook input, once-per-compaction gating), ``-o``, ``--summarize``, a session
+summary, or an approved repository template (its context holds the second too).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from resume_kit.infra.deps import Signature, signature
+
+TYPE_CHECKING = False  # typing costs milliseconds on the served path; mypy reads the guard
+if TYPE_CHECKING:
+    from typing import Any
+
+    from resume_kit.infra.deps import Recorder
+
+RECEIPT_VERSION = 1
+# A receipt file: this line, the SHA-256 of the rest, a newline, then the receipt as marshal
+# data (plain dicts, lists, strings and numbers; json would import re on the served path).
+RECEIPT_MAGIC = b"resume-kit served brief 1\n"
+NO_FASTPATH_ENV = "RESUME_KIT_NO_FASTPATH"  # set: never serve and never store a receipt
+DEBUG_ENV = "RESUME_KIT_DEBUG_FASTPATH"  # set: one line on stderr, served or why not
+MAX_RECEIPT_BYTES = 8 * 1024 * 1024
+MAX_LISTED_PATHS = 20_000  # a git status listing more: no receipt (stat-ing them all costs)
+RACY_NS = 100_000_000  # a dependency touched this close to the build's start: no receipt
+SAFETY_S = 2  # seconds taken off the ages' steadiness and the lease expiries
+# Environment variables that can change what a brief says or how it is printed.
+ENV_PREFIXES = ("RESUME_KIT_", "GIT_", "XDG_", "CLAUDE", "CODEX", "COPILOT", "GEMINI",
+                "ANTHROPIC", "LC_", "PYTHON")  # fmt: skip
+ENV_NAMES = ("HOME", "USER", "LOGNAME", "PATH", "LANG", "TZ", "NO_COLOR", "FORCE_COLOR", "TERM",
+             "COLUMNS")  # fmt: skip
+ENV_NOT_KEYED = ("RESUME_KIT_NOW", NO_FASTPATH_ENV, DEBUG_ENV, "RESUME_KIT_DEBUG")
+
+
+def disabled() -> bool:
+    return os.environ.get(NO_FASTPATH_ENV, "") not in ("", "0")
+
+
+# --------------------------------------------------------------------------- the key
+
+
+def parse_request(args: list[str]) -> dict[str, Any] | None:
+    """The options of a ``brief`` argv this path serves, normalised as the CLI parses them; None
+    for anything else (another command, ``--help``, json or hook formats, ``-o``, bad values)."""
+    if not args or args[0] != "brief":
+        return None
+    max_tokens: int | None = None
+    summarize: bool | None = None
+    rest = args[1:]
+    while rest:
+        arg = rest.pop(0)
+        name, eq, value = arg.partition("=")
+        if name in ("--max-tokens", "--format") and not eq:
+            if not rest:
+                return None
+            value = rest.pop(0)
+        elif eq and name not in ("--max-tokens", "--format"):
+            return None
+        if name == "--max-tokens":
+            if not (value.isascii() and value.isdigit()) or int(value) < 50:
+                return None
+            max_tokens = int(value)
+        elif name == "--format":
+            if value != "markdown":
+                return None
+        elif arg == "--no-summarize":
+            summarize = False
+        else:
+            return None
+    return {"max_tokens": max_tokens, "summarize": summarize}
+
+
+def _environment() -> list[list[str]]:
+    return sorted(
+        [name, value]
+        for name, value in os.environ.items()
+        if (name.startswith(ENV_PREFIXES) or name in ENV_NAMES) and name not in ENV_NOT_KEYED
+    )
+
+
+def key_text(request: dict[str, Any], cwd: str) -> str:
+    """Everything besides the files that decides the brief's bytes, as one canonical text."""
+    from resume_kit import __version__
+
+    key = {
+        "receipt": RECEIPT_VERSION,
+        "resume_kit": __version__,
+        "python": sys.version,
+        "executable": sys.executable,
+        "request": sorted(request.items()),
+        "cwd": cwd,
+        "uid": os.getuid() if hasattr(os, "getuid") else None,
+        "host": os.uname().nodename if hasattr(os, "uname") else None,
+        "tty": [_isatty(sys.stdout), _isatty(sys.stderr)],
+        "encoding": [getattr(sys.stdout, "encoding", None), getattr(sys.stderr, "encoding", None)],
+        "env": _environment(),
+    }
+    return repr(sorted(key.items()))
+
+
+def _isatty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+def receipt_path(request: dict[str, Any], cwd: str) -> str:
+    from resume_kit.infra.cachedir import sha256_hex, user_cache_root
+
+    material = f"{cwd}\0{sorted(request.items())!r}".encode("utf-8", "surrogateescape")
+    name = sha256_hex(material)
+    return os.path.join(user_cache_root(), "served-briefs", name[:32] + ".receipt")
+
+
+def find_program(name: str) -> str | None:
+    """``name`` on ``PATH`` as the build's subprocess would find it (first executable file)."""
+    for folder in os.environ.get("PATH", os.defpath).split(os.pathsep):
+        candidate = os.path.join(folder or ".", name)
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return os.path.abspath(candidate)
+    return None
+
+
+# --------------------------------------------------------------------------- serving
+
+
+def serve(args: list[str]) -> int | None:
+    """Print the stored brief and return its exit code, or None (nothing printed) to build."""
+    debug = os.environ.get(DEBUG_ENV, "") not in ("", "0")
+    try:
+        receipt, why = _serve(args)
+    except Exception as exc:  # a cache: whatever goes wrong, the full build runs
+        receipt, why = None, f"unexpected {type(exc).__name__}"
+    if debug:
+        from resume_kit.infra.messages import say
+
+        say(
+            "fastpath: "
+            + ("served the stored brief" if receipt is not None else f"building: {why}")
+        )
+    if receipt is None:
+        return None
+    # Once printing starts there is no going back to a build: a closed pipe ends it quietly,
+    # as it ends a built brief (cli.app.main).
+    stderr, cut = receipt["stderr"], receipt["stderr_before_stdout"]
+    try:
+        _emit(sys.stderr, stderr[:cut])
+        _emit(sys.stdout, receipt["stdout"])
+        _emit(sys.stderr, stderr[cut:])
+    except BrokenPipeError:
+        sys.stderr.close()
+        return 0
+    code: int = receipt["code"]
+    return code
+
+
+def _emit(stream: Any, text: str) -> None:
+    if text:
+        stream.write(text)
+        stream.flush()
+
+
+def _read_receipt(path: str) -> dict[str, Any] | None:
+    """The receipt, if it is a regular file of this user's, not too big, and JSON."""
+    import stat
+
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_RECEIPT_BYTES:
+            return None
+        if hasattr(os, "getuid") and info.st_uid != os.getuid():
+            return None
+        chunks = []
+        while data := os.read(fd, 1 << 20):
+            chunks.append(data)
+    finally:
+        os.close(fd)
+    return decode_receipt(b"".join(chunks))
+
+
+def encode_receipt(receipt: dict[str, Any]) -> bytes:
+    import marshal
+
+    from resume_kit.infra.cachedir import sha256_hex
+
+    payload = marshal.dumps(receipt)
+    return RECEIPT_MAGIC + sha256_hex(payload).encode("ascii") + b"\n" + payload
+
+
+def decode_receipt(data: bytes) -> dict[str, Any] | None:
+    """The receipt in ``data``; None unless it is whole (its checksum matches) and plain data."""
+    import marshal
+
+    from resume_kit.infra.cachedir import sha256_hex
+
+    head = len(RECEIPT_MAGIC)
+    if not data.startswith(RECEIPT_MAGIC) or data[head + 64 : head + 65] != b"\n":
+        return None
+    payload = data[head + 65 :]
+    if sha256_hex(payload).encode("ascii") != data[head : head + 64]:
+        return None
+    try:
+        loaded = marshal.loads(payload)
+    except (EOFError, ValueError, TypeError):
+        return None
+    return loaded if _shaped(loaded) else None
+
+
+RECEIPT_TYPES = {"key": str, "stdout": str, "stderr": str, "stderr_before_stdout": int,
+                 "code": int, "created": int, "ages_steady": float, "until": float,
+                 "status": dict, "deps": list}  # fmt: skip
+
+
+def _shaped(value: object) -> bool:
+    """A dict with exactly the receipt's fields, each of its type (never a code object; what
+    is inside deps and status is checked as it is used: a surprise there is an error, a miss)."""
+    if type(value) is not dict or value.keys() != RECEIPT_TYPES.keys():
+        return False
+    return all(type(value[name]) is kind for name, kind in RECEIPT_TYPES.items())
+
+
+def _serve(args: list[str]) -> tuple[dict[str, Any] | None, str]:
+    if disabled():
+        return None, f"{NO_FASTPATH_ENV} is set"
+    request = parse_request(args)
+    if request is None:
+        return None, "not a brief this path serves"
+    cwd = os.getcwd()
+    receipt = _read_receipt(receipt_path(request, cwd))
+    if receipt is None:
+        return None, "no stored brief"
+    key = key_text(request, cwd)
+    if receipt.get("key") != key:
+        return None, f"{_key_difference(receipt.get('key'), key)} differs"
+    from resume_kit.core.clock import clock_ns
+
+    now = clock_ns() / 1e9
+    created, ages_steady, until = receipt["created"], receipt["ages_steady"], receipt["until"]
+    if not (created <= int(now) <= created + ages_steady - SAFETY_S and now < until - SAFETY_S):
+        return None, "the clock moved past what the stored brief says"
+    status = receipt["status"]
+    git = find_program("git")
+    if git is None or git != status["git"]:
+        return None, "git is not the one the stored brief ran"
+    for path, recorded, listed in status["config"]:
+        if _differs(signature(path, listed=listed), recorded):
+            return None, f"changed: {path}"
+    child = _spawn_status(git, status["argv"], status["cwd"])  # runs while the stats are taken
+    try:
+        changed = next(
+            (
+                path
+                for path, recorded, listed in receipt["deps"]
+                if _differs(signature(path, listed=listed), recorded)
+            ),
+            None,
+        )
+    except BaseException:
+        _abandon(child)
+        raise
+    if changed is not None:
+        _abandon(child)
+        return None, f"changed: {changed}"
+    output, ok = _collect(child)
+    if not ok:
+        return None, "git status failed"
+    from resume_kit.infra.cachedir import sha256_hex
+
+    if sha256_hex(output) != status["sha256"]:
+        return None, "git status differs"
+    return receipt, "served"
+
+
+def _key_difference(stored: Any, now: str) -> str:
+    """Which part of the key changed (for the debug line)."""
+    import ast
+
+    try:
+        old, new = dict(ast.literal_eval(stored)), dict(ast.literal_eval(now))
+        return str(next(name for name in new if old.get(name) != new[name]))
+    except (TypeError, ValueError, SyntaxError, StopIteration):
+        return "the key"
+
+
+def _differs(now: Signature, recorded: Any) -> bool:
+    return bool((None if now is None else list(now)) != recorded)
+
+
+def _spawn_status(git: str, argv: list[str], cwd: str) -> tuple[int, int]:
+    """(pid, read end) of ``git status`` running in ``cwd`` with resume-kit's git environment,
+    its stdout on a pipe, stdin and stderr on the null device."""
+    from resume_kit.infra.gitcmd import clean_git_env
+
+    read_end, write_end = os.pipe()
+    here = os.getcwd()
+    os.chdir(cwd)  # posix_spawn has no cwd in Python 3.11: the child inherits this one
+    try:
+        pid = os.posix_spawn(
+            git,
+            argv,
+            clean_git_env(),
+            file_actions=[
+                (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                (os.POSIX_SPAWN_DUP2, write_end, 1),
+                (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0),
+                (os.POSIX_SPAWN_CLOSE, read_end),
+            ],
+        )
+    except BaseException:
+        os.close(read_end)
+        raise
+    finally:
+        os.chdir(here)
+        os.close(write_end)
+    return pid, read_end
+
+
+def _collect(child: tuple[int, int]) -> tuple[bytes, bool]:
+    pid, read_end = child
+    chunks = []
+    try:
+        while data := os.read(read_end, 1 << 20):
+            chunks.append(data)
+    finally:
+        os.close(read_end)
+    _, status = os.waitpid(pid, 0)
+    return b"".join(chunks), os.waitstatus_to_exitcode(status) == 0
+
+
+def _abandon(child: tuple[int, int]) -> None:
+    import contextlib
+    import signal
+
+    pid, read_end = child
+    with contextlib.suppress(OSError):  # already gone
+        os.kill(pid, signal.SIGKILL)
+    os.close(read_end)
+    os.waitpid(pid, 0)
+
+
+# --------------------------------------------------------------------------- recording
+
+_active: Recording | None = None
+
+
+def refuse(reason: str) -> None:
+    """The brief being recorded used something a receipt cannot key (a session summary, an
+    approved repository template): it is not stored."""
+    if _active is not None:
+        _active.refused.append(reason)
+
+
+class _Tee:
+    """stderr as it is, and a copy of what was written (the receipt's stderr text)."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+        self.copy: list[str] = []
+
+    def write(self, text: str) -> int:
+        self.copy.append(text)
+        return int(self.stream.write(text))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
+class Recording:
+    """One full brief being recorded for serving; :meth:`end` always, :meth:`store` on success."""
+
+    def __init__(self, request: dict[str, Any]) -> None:
+        import time
+
+        from resume_kit.core.timeutil import track_steadiness
+        from resume_kit.infra.deps import Watch
+
+        self.request = request
+        self.cwd = os.getcwd()
+        self.key = key_text(request, self.cwd)
+        self.refused: list[str] = []
+        self.stdout_at = 0  # how many stderr writes came before the brief was printed
+        self.started_ns = time.time_ns()
+        self.steadiness: tuple[float, float, int | None] | None = None
+        self._recording = Watch()
+        self.recorder = self._recording.__enter__()
+        track_steadiness()
+        self.tee = _Tee(sys.stderr)
+        sys.stderr = self.tee
+
+    def printing(self) -> None:
+        """The brief is printed now: stderr written so far comes before it."""
+        self.stdout_at = len(self.tee.copy)
+
+    def end(self) -> None:
+        global _active
+        from resume_kit.core.timeutil import tracked_steadiness
+
+        if sys.stderr is self.tee:
+            sys.stderr = self.tee.stream
+        self.steadiness = tracked_steadiness()
+        self._recording.__exit__(None, None, None)
+        _active = None
+
+    def store(self, stdout: str, layout: Any, code: int) -> None:
+        """Write the receipt (fails open: a brief that cannot be keyed is simply not stored)."""
+        debug = os.environ.get(DEBUG_ENV, "") not in ("", "0")
+        try:
+            why = self._store(stdout, layout, code)
+        except Exception as exc:
+            why = f"unexpected {type(exc).__name__}: {exc}"
+        if debug:
+            from resume_kit.infra.messages import say
+
+            say("fastpath: " + ("stored the brief" if why is None else f"not stored: {why}"))
+
+    def _store(self, stdout: str, layout: Any, code: int) -> str | None:
+        from resume_kit.infra.store import atomic_write
+
+        rec = self.recorder
+        path = receipt_path(self.request, self.cwd)
+        if self.refused:
+            _remove(path)
+            return self.refused[0]
+        problem = _unkeyable(rec)
+        if problem is not None:
+            _remove(path)
+            return problem
+        assert rec.git_status is not None and self.steadiness is not None
+        status_cwd, argv, output = rec.git_status
+        git = find_program(argv[0])
+        if git is None:
+            return "git is not on PATH"
+        deps = self._dependencies(layout, output, path, git)
+        if isinstance(deps, str):
+            _remove(path)
+            return deps
+        configs = set(_git_config_files(str(layout.root)))
+        # what git's configuration is made of, checked before the served git status starts:
+        # a filter driver added since would otherwise run (the argv overrides only the old ones)
+        config_deps = [dep for dep in deps if dep[0] in configs]
+        deps = [dep for dep in deps if dep[0] not in configs]
+        from resume_kit.infra.cachedir import sha256_hex
+
+        ages_steady, until, created = self.steadiness
+        if created is None:
+            return "the brief's time was not noted"
+        receipt = {
+            "key": self.key,
+            "stdout": stdout,
+            "stderr": "".join(self.tee.copy),
+            # how much of stderr came before the brief (the order a merged 2>&1 shows)
+            "stderr_before_stdout": len("".join(self.tee.copy[: self.stdout_at])),
+            "code": code,
+            "created": created,
+            "ages_steady": float(ages_steady),
+            "until": float(until) if until != float("inf") else 1e18,
+            "status": {
+                "git": git,
+                "argv": argv,
+                "cwd": status_cwd,
+                "sha256": sha256_hex(output),
+                "config": config_deps,
+            },
+            "deps": deps,
+        }
+        folder = os.path.dirname(path)  # private; the cache root above is left as it is
+        os.makedirs(folder, 0o700, exist_ok=True)
+        if os.lstat(folder).st_mode & 0o077:
+            os.chmod(folder, 0o700)
+        atomic_write(_path(path), encode_receipt(receipt), mode=0o600)
+        return None
+
+    def _dependencies(
+        self, layout: Any, status_output: bytes, receipt: str, git: str
+    ) -> list[list[Any]] | str:
+        from resume_kit.facts.git import parse_status_v2
+
+        rec = self.recorder
+        root, git_dir, common = str(layout.root), str(layout.git_dir), str(layout.git_common_dir)
+        seen = [p for p in rec.paths if _kept(p, layout)]
+        # not listed: a folder is compared by what it is (files coming and going in the cache
+        # folders, or in folders that were only created, change nothing the brief read)
+        looked = {p for p in seen if p not in rec.listed}
+        paths: dict[str, None] = dict.fromkeys(seen)
+        entries = parse_status_v2(status_output)["entries"]
+        if len(entries) > MAX_LISTED_PATHS:
+            return f"git status lists more than {MAX_LISTED_PATHS} paths"
+        explicit: dict[str, None] = {}  # compared in full: listed or not
+        for entry in entries:
+            for name in (entry["path"], entry.get("orig_path")):
+                if name:
+                    explicit[os.path.join(root, name.rstrip("/"))] = None
+        # The git dirs themselves by identity only: every plain `git status` (an editor's)
+        # creates and removes index.lock there; the files that matter are named below.
+        git_folders = {git_dir, common}
+        for name in ("CHERRY_PICK_HEAD", "REVERT_HEAD", "BISECT_LOG", "sequencer/todo"):
+            explicit[os.path.join(git_dir, name)] = None
+        for name in ("HEAD", "index", "config", "config.worktree", "shallow", "packed-refs",
+                     "refs", "refs/stash", "logs/refs/stash", "MERGE_HEAD", "rebase-merge",
+                     "rebase-apply", "sequencer", "FETCH_HEAD", "ORIG_HEAD"):  # fmt: skip
+            explicit[os.path.join(git_dir, name)] = None
+            explicit[os.path.join(common, name)] = None
+        for base, folders, files in os.walk(os.path.join(common, "refs", "resume-kit")):
+            for name in folders + files:
+                explicit[os.path.join(base, name)] = None
+        for config in _git_config_files(root):  # also checked before git starts: see serve
+            explicit[config] = None
+        folder = self.cwd  # how git found the work tree from here: a new .git on the way up
+        while True:
+            explicit[folder] = None
+            explicit[os.path.join(folder, ".git")] = None
+            if folder == root or os.path.dirname(folder) == folder:
+                break
+            folder = os.path.dirname(folder)
+        explicit[git] = None
+        for path in _clean_tracked_files(root, seen, explicit):
+            paths.pop(path, None)
+        looked -= explicit.keys()
+        looked |= git_folders
+        paths.update(explicit)
+        paths.update(dict.fromkeys(git_folders))
+        paths.pop(receipt, None)
+        deps: list[list[Any]] = []
+        for path in paths:
+            listed = path not in looked
+            sig = signature(path, listed=listed)
+            times = [t for t in (sig or ())[4:6]]
+            racy = bool(times) and max(times) >= self.started_ns - RACY_NS
+            if racy and path not in rec.written and not _written_in(path, rec):
+                return f"{path} changed while the brief was built"
+            deps.append([path, None if sig is None else list(sig), listed])
+        return deps
+
+
+def _clean_tracked_files(root: str, seen: list[str], explicit: dict[str, None]) -> set[str]:
+    """The recorded paths the served git status already checks: files of the work tree that
+    git tracks with no flag that hides them from status (assume-unchanged, skip-worktree) and
+    that status did not list. What the brief read of them is their content (fingerprints,
+    artifacts' size and hash), which status compares; a 2,000-artifact brief stats 2,000 paths
+    fewer. Files in ``.resume-kit/`` and the git dirs stay (they are few)."""
+    from resume_kit.infra.gitcmd import run_git_bytes
+
+    prefix = root.rstrip(os.sep) + os.sep
+    candidates = {p for p in seen if p.startswith(prefix) and p not in explicit}
+    if not candidates:
+        return set()
+    status, out, _ = run_git_bytes(_path(root), "ls-files", "-v", "-z", check=False)
+    if status != 0:
+        return set()
+    tracked = {
+        prefix + os.fsdecode(entry[2:])
+        for entry in out.split(b"\0")
+        if entry[:2] == b"H "  # tracked, no assume-unchanged (lowercase) or skip-worktree (S)
+    }
+    state = prefix + ".resume-kit" + os.sep
+    import stat
+
+    found = set()
+    for path in candidates & tracked:
+        if path.startswith(state):
+            continue
+        try:
+            if stat.S_ISREG(os.lstat(path).st_mode):
+                found.add(path)
+        except OSError:
+            continue
+    return found
+
+
+def _written_in(path: str, rec: Recorder) -> bool:
+    """A folder the build itself created, removed or renamed something in."""
+    return any(os.path.dirname(w) == path for w in rec.written)
+
+
+def _unkeyable(rec: Recorder) -> str | None:
+    if rec.doubtful:
+        return rec.doubtful[0]
+    if rec.git_status is None:
+        return "git status did not run"
+    for argv in rec.programs:
+        sub = _git_subcommand(argv)
+        if sub not in KEYED_GIT:
+            return f"the build ran {' '.join(argv[:1] + ([sub] if sub else []))}"
+    return None
+
+
+# git commands a brief runs whose output the receipt keys: status itself (hashed), what
+# status's branch lines and the git files pin (rev-parse, log of HEAD, config, ancestry).
+KEYED_GIT = frozenset({"status", "rev-parse", "log", "config", "merge-base", "rev-list",
+                       "for-each-ref", "cat-file", "show-ref"})  # fmt: skip
+
+
+def _git_subcommand(argv: list[str]) -> str | None:
+    if not argv or os.path.basename(argv[0]) != "git":
+        return None
+    skip = False
+    for arg in argv[1:]:
+        if skip:
+            skip = False
+        elif arg in ("-c", "-C", "--git-dir", "--work-tree", "--namespace"):
+            skip = True
+        elif not arg.startswith("-"):
+            return arg
+    return None
+
+
+def _kept(path: str, layout: Any) -> bool:
+    """A recorded path the brief depends on: not Python's own files, not what the build only
+    writes (snapshots, the history library, the file-hash memo)."""
+    if "__pycache__" in path or path.startswith(("/dev/", "/proc/", "/sys/")):
+        return False
+    for prefix in {sys.prefix, sys.base_prefix, sys.exec_prefix}:
+        if path.startswith(prefix.rstrip(os.sep) + os.sep):
+            return False
+    from resume_kit.facts.history_db import history_root
+
+    only_written = (
+        str(layout.snapshots),
+        str(history_root()),
+        str(layout.user_cache / "hashes.json"),
+    )
+    return not any(path == p or path.startswith(p + os.sep) for p in only_written)
+
+
+def _git_config_files(root: str) -> list[str]:
+    """Every file git's configuration comes from here, the files they include, and the
+    standard places a new one could appear."""
+    from resume_kit.infra.gitcmd import run_git_bytes
+
+    home = os.path.expanduser("~")
+    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
+    files = [os.path.join(home, ".gitconfig"), os.path.join(xdg, "git", "config"), "/etc/gitconfig"]
+    status, out, _ = run_git_bytes(_path(root), "config", "-z", "--list", "--show-origin")
+    if status != 0:
+        raise RuntimeError("git config --list failed")
+    records = out.split(b"\0")
+    for origin, entry in zip(records[::2], records[1::2], strict=False):
+        source = os.fsdecode(origin)
+        if source.startswith("file:"):
+            files.append(os.path.abspath(os.path.join(root, source[5:])))
+        name, _, value = os.fsdecode(entry).partition("\n")
+        if name.lower().startswith("include") and name.lower().endswith(".path"):
+            base = os.path.dirname(files[-1]) if source.startswith("file:") else root
+            files.append(os.path.abspath(os.path.join(base, os.path.expanduser(value))))
+    return files
+
+
+def _path(text: str) -> Any:
+    from pathlib import Path
+
+    return Path(text)
+
+
+def _remove(path: str) -> None:
+    import contextlib
+
+    with contextlib.suppress(OSError):  # there was none
+        os.unlink(path)
+
+
+def begin(request: dict[str, Any] | None) -> Recording | None:
+    """Start recording the full brief about to be built, when a receipt could serve it."""
+    global _active
+    if request is None or disabled() or _active is not None:
+        return None
+    _active = Recording(request)
+    return _active

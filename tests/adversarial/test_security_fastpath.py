@@ -1,0 +1,63 @@
+"""The served brief (brief/fastpath.py) runs `git status` with the argv its recorded build ran:
+a filter driver the repository's configuration gains afterwards must never run (docs/security.md,
+row 21)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tests.adversarial.test_security_hooks import EVIL, PROGRESS
+from tests.hostile import hostile_clone, run_user
+
+DEBUG = {"RESUME_KIT_DEBUG_FASTPATH": "1", "RESUME_KIT_TRUST": "all"}
+
+
+def _stat_dirty(path: Path) -> None:
+    stamp = time.time() + 5
+    os.utime(path, (stamp, stamp))
+
+
+def test_a_new_filter_driver_is_never_run_by_the_served_brief(tmp_path: Path) -> None:
+    hits = tmp_path / "hits"
+    files = {
+        ".resume-kit/progress.yaml": PROGRESS,
+        ".gitattributes": "*.txt filter=late\n",
+        "data.txt": "data\n",
+        "evil.sh": EVIL.format(stop=os.getpid(), hits=hits),
+        "late.gitconfig": "# nothing yet\n",
+    }
+    victim = hostile_clone(tmp_path, files, executable=("evil.sh",))
+    with (victim / ".git" / "config").open("a") as config:
+        config.write("[include]\n\tpath = ../late.gitconfig\n")
+    script = victim / "evil.sh"
+    run_user("brief", cwd=victim, env=DEBUG)  # the first brief writes .resume-kit/.gitignore,
+    run_user("brief", cwd=victim, env=DEBUG)  # which the second sees in git status
+    assert "served the stored brief" in run_user("brief", cwd=victim, env=DEBUG).stderr
+
+    # the included file (a tracked file of the repository) now defines the driver
+    (victim / "late.gitconfig").write_text(f'[filter "late"]\n\tclean = {script} clean\n')
+    _stat_dirty(victim / "data.txt")
+    result = run_user("brief", cwd=victim, env=DEBUG)
+    assert result.code == 0, result.stderr
+    assert "served the stored brief" not in result.stderr
+    assert not hits.exists(), hits.read_text()
+    assert "served the stored brief" in run_user("brief", cwd=victim, env=DEBUG).stderr
+
+    # and straight in .git/config: a second driver
+    (victim / ".gitattributes").write_text("*.txt filter=late2\n")
+    with (victim / ".git" / "config").open("a") as config:
+        config.write(f'[filter "late2"]\n\tclean = {script} clean2\n')
+    _stat_dirty(victim / "data.txt")
+    result = run_user("brief", cwd=victim, env=DEBUG)
+    assert "served the stored brief" not in result.stderr
+    assert not hits.exists(), hits.read_text()
+
+    # the attack is live: plain git, started from a process named like resume-kit, runs it
+    _stat_dirty(victim / "data.txt")
+    code = "import subprocess, sys; subprocess.run(['git', 'status'], cwd=sys.argv[1])"
+    subprocess.run([sys.executable, "-c", code, str(victim), "resume_kit"], check=True)
+    assert hits.exists()

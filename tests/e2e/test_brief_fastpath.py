@@ -1,0 +1,238 @@
+"""The served brief (resume_kit.brief.fastpath) against fresh builds, input by input (issue 18).
+
+A real workspace: a git repository with a done, an in-progress and a todo unit, a log matching
+the configured glob, a declared artifact, a Claude Code transcript found by the snapshot's
+discovery, a modified and an untracked file. ``resume-kit brief`` runs as a subprocess; each
+input changes in turn, and every time the brief the fast path prints equals a fresh build
+(``RESUME_KIT_NO_FASTPATH=1``), it was a miss when an input changed, and the receipt stored by
+that miss serves the next, unchanged, brief. The clock is ``RESUME_KIT_NOW``: no sleeps.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import git
+
+SERVED = "resume-kit: fastpath: served the stored brief"
+DEBUG_PREFIX = "resume-kit: fastpath: "
+
+
+class Workspace:
+    def __init__(self, root: Path, now: int) -> None:
+        self.root = root
+        self.now = now
+
+    def run(self, *, fast: bool = True) -> tuple[int, str, str, bool, str]:
+        """(exit code, stdout, stderr without the debug lines, whether it was served, the
+        debug lines: why not)."""
+        env = dict(os.environ, RESUME_KIT_NOW=str(self.now), RESUME_KIT_DEBUG_FASTPATH="1")
+        if not fast:
+            env["RESUME_KIT_NO_FASTPATH"] = "1"
+        proc = subprocess.run(
+            [sys.executable, "-m", "resume_kit", "brief"],
+            cwd=self.root,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        lines = proc.stderr.splitlines(keepends=True)
+        debug = [line for line in lines if line.startswith(DEBUG_PREFIX)]
+        rest = "".join(line for line in lines if not line.startswith(DEBUG_PREFIX))
+        served = any(line.startswith(SERVED) for line in debug)
+        return proc.returncode, proc.stdout, rest, served, "".join(debug)
+
+
+def session_record(repo: Path, text: str, stamp: str) -> str:
+    return json.dumps(
+        {
+            "type": "user",
+            "uuid": f"u-{stamp}",
+            "sessionId": "s1",
+            "timestamp": stamp,
+            "cwd": str(repo),
+            "message": {"role": "user", "content": text},
+        }
+    )
+
+
+@pytest.fixture
+def workspace(repo: Path, cli) -> Workspace:  # type: ignore[no-untyped-def]
+    assert cli("init", "--goal", "Ship the served brief").code == 0
+    (repo / "src").mkdir()
+    (repo / "src" / "a.py").write_text("A = 1\n")
+    (repo / "out").mkdir()
+    (repo / "out" / "a.json").write_text('{"a": 1}\n')
+    add = ("add", "Alpha", "--verify", "true", "--id", "alpha", "--files", "src/a.py")
+    assert cli(*add, "--artifact", "out/a.json").code == 0
+    assert cli("add", "Beta", "--verify", "false", "--id", "beta").code == 0
+    assert cli("add", "Gamma", "--verify", "true", "--id", "gamma").code == 0
+    (repo / ".resume-kit" / "config.yaml").write_text("logs: ['logs/*.log']\n")
+    (repo / ".gitignore").write_text("logs/\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "units")
+    assert cli("verify-next").code == 0  # alpha done, with evidence
+    assert cli("verify-next").code == 1  # beta fails: in progress, with a last failure
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "progress")
+    (repo / "logs").mkdir()
+    (repo / "logs" / "run.log").write_text("compiling\nerror: something broke\n")
+    folder = Path(os.environ["CLAUDE_CONFIG_DIR"]) / "projects"
+    folder /= "".join(c if c.isalnum() else "-" for c in str(repo))
+    folder.mkdir(parents=True)
+    (folder / "s1.jsonl").write_text(
+        session_record(repo, "please fix beta", "2026-11-29T08:00:00Z") + "\n"
+    )
+    (repo / "README.md").write_text("changed\n")
+    (repo / "notes.txt").write_text("untracked\n")
+    return Workspace(repo, int(time.time()) + 5)
+
+
+def transcript(ws: Workspace) -> Path:
+    folder = Path(os.environ["CLAUDE_CONFIG_DIR"]) / "projects"
+    return folder / "".join(c if c.isalnum() else "-" for c in str(ws.root)) / "s1.jsonl"
+
+
+def append(path: Path, text: str) -> None:
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(text)
+
+
+def edit_progress(ws: Workspace) -> None:
+    progress = ws.root / ".resume-kit" / "progress.yaml"
+    progress.write_text(progress.read_text().replace("Ship the served brief", "Ship it faster"))
+
+
+def commit(ws: Workspace) -> None:
+    git(ws.root, "add", "-A")
+    git(ws.root, "commit", "-q", "-m", "a commit the brief lists")
+
+
+def write_template(ws: Workspace) -> None:
+    folder = ws.root / ".resume-kit" / "templates"
+    folder.mkdir(exist_ok=True)
+    (folder / "brief.md.j2").write_text("# {{ goal_md }}\n")
+
+
+def tick(ws: Workspace) -> None:
+    ws.now += 61
+
+
+CHANGES: list[tuple[str, Callable[[Workspace], None]]] = [
+    ("progress file", edit_progress),
+    ("tracked file edited again", lambda ws: append(ws.root / "README.md", "again\n")),
+    ("untracked file", lambda ws: (ws.root / "other.txt").write_text("new\n")),
+    ("index", lambda ws: git(ws.root, "add", "README.md")),
+    ("HEAD", commit),
+    ("log", lambda ws: append(ws.root / "logs" / "run.log", "error: it broke again\n")),
+    ("artifact", lambda ws: (ws.root / "out" / "a.json").write_text('{"a": 2}\n')),
+    ("owned file", lambda ws: (ws.root / "src" / "a.py").write_text("A = 2\n")),
+    (
+        "transcript",
+        lambda ws: append(
+            transcript(ws), session_record(ws.root, "now beta", "2026-11-30T08:00:00Z") + "\n"
+        ),
+    ),
+    ("new log file", lambda ws: (ws.root / "logs" / "new.log").write_text("error: new\n")),
+    ("untracked repository template", write_template),
+]
+
+
+def test_served_brief_equals_a_fresh_one_and_misses_on_every_change(
+    workspace: Workspace,
+) -> None:
+    ws = workspace
+    first = ws.run()
+    assert first[0] == 0 and not first[3]  # nothing stored yet: built (and stored)
+    served = ws.run()
+    assert served[3], served[4] + first[4]
+    fresh = ws.run(fast=False)
+    assert served[:3] == fresh[:3] == first[:3]
+    previous = fresh
+    for name, change in CHANGES:
+        change(ws)
+        after = ws.run()
+        assert not after[3], f"{name}: served a brief after the change"
+        fresh = ws.run(fast=False)
+        assert after[:3] == fresh[:3], name
+        again = ws.run()
+        assert again[3], f"{name}: the receipt did not serve: {again[4]} {fresh[4]}"
+        assert again[:3] == fresh[:3], name
+        previous = fresh
+    assert "is not approved on this machine" in previous[2]  # the template's warning, served
+    merged = [
+        subprocess.run(
+            [sys.executable, "-m", "resume_kit", "brief"],
+            cwd=ws.root,
+            env=dict(
+                os.environ, RESUME_KIT_NOW=str(ws.now), RESUME_KIT_DEBUG_FASTPATH="1", **extra
+            ),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            timeout=120,
+        ).stdout
+        for extra in ({}, {"RESUME_KIT_NO_FASTPATH": "1"})
+    ]
+    assert SERVED in merged[0]
+    lines = [[ln for ln in m.splitlines() if not ln.startswith(DEBUG_PREFIX)] for m in merged]
+    assert lines[0] == lines[1]  # the warning comes before the brief in both (2>&1)
+
+
+def test_the_clock_misses_exactly_when_the_brief_would_change(workspace: Workspace) -> None:
+    ws = workspace
+    ws.run()
+    before = ws.run()
+    assert before[3], before[4]
+    changed = 0
+    for _ in range(4):
+        ws.now += 25
+        served = ws.run()
+        fresh = ws.run(fast=False)
+        assert served[:3] == fresh[:3]
+        if fresh[:3] != before[:3]:
+            assert not served[3], "served a brief whose ages had moved on"
+            changed += 1
+        before = fresh
+        ws.run()  # store a receipt at this time again
+    assert changed  # the log's "just now" became "1 min ago" at least once
+
+
+def test_approved_template_and_json_are_never_served(workspace: Workspace, cli) -> None:  # type: ignore[no-untyped-def]
+    ws = workspace
+    write_template(ws)
+    env = dict(os.environ, RESUME_KIT_TRUST="all")
+    for _ in range(2):
+        proc = subprocess.run(
+            [sys.executable, "-m", "resume_kit", "brief"],
+            cwd=ws.root,
+            env=dict(env, RESUME_KIT_DEBUG_FASTPATH="1"),
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            timeout=120,
+        )
+        assert SERVED not in proc.stderr
+        assert "not stored: an approved repository template renders it" in proc.stderr
+    for _ in range(2):
+        proc = subprocess.run(
+            [sys.executable, "-m", "resume_kit", "brief", "--format", "json"],
+            cwd=ws.root,
+            env=dict(os.environ, RESUME_KIT_DEBUG_FASTPATH="1"),
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            timeout=120,
+        )
+        assert "building: not a brief this path serves" in proc.stderr
