@@ -601,15 +601,29 @@ def _unkeyable(rec: Recorder) -> str | None:
         return "git status did not run"
     for argv in rec.programs:
         sub = _git_subcommand(argv)
-        if sub not in KEYED_GIT:
+        if sub not in KEYED_GIT and not _names_between_commits(argv, sub):
             return f"the build ran {' '.join(argv[:1] + ([sub] if sub else []))}"
     return None
 
 
 # git commands a brief runs whose output the receipt keys: status itself (hashed), what
-# status's branch lines and the git files pin (rev-parse, log of HEAD, config, ancestry).
+# status's branch lines and the git files pin (rev-parse, log of HEAD, config, ancestry), and
+# the fingerprint reuse's ls-files of the index (pinned). diff only as _names_between_commits.
 KEYED_GIT = frozenset({"status", "rev-parse", "log", "config", "merge-base", "rev-list",
-                       "for-each-ref", "cat-file", "show-ref"})  # fmt: skip
+                       "for-each-ref", "cat-file", "show-ref", "ls-files"})  # fmt: skip
+
+
+def _names_between_commits(argv: list[str], sub: str | None) -> bool:
+    """The fingerprint reuse's ``git diff --name-only … OLD NEW --`` after HEAD moved: two
+    commits' trees, immutable objects. Any other diff (``--numstat`` reads the work tree's
+    content) is not keyed."""
+    if sub != "diff" or "--name-only" not in argv or "--" not in argv:
+        return False
+    tail = argv[argv.index("diff") + 1 : argv.index("--")]
+    commits = [a for a in tail if not a.startswith("-")]
+    return len(commits) == 2 and all(
+        len(c) in (40, 64) and set(c) <= set("0123456789abcdef") for c in commits
+    )
 
 
 def _git_subcommand(argv: list[str]) -> str | None:
