@@ -16,6 +16,11 @@ things (git). Parsing the bundled file's 100,000 base64 lines is a third of the 
 parsed ranks are kept in the user's cache folder in a compact checksummed form
 (:data:`RANKS_CACHE_NAME`) that records the SHA-256 of the file it was parsed from, rebuilt
 whenever it is missing, damaged or from another file.
+
+Counts are remembered in the user's cache folder by the text's SHA-256 (the brief is usually
+the text of last time) and by piece (:data:`PIECES_CACHE_NAME`): a changed brief is mostly
+pieces of earlier ones, split here with the standard library (:func:`text_pieces`), and its
+count is their sum without loading the encoding.
 """
 
 from __future__ import annotations
