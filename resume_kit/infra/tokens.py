@@ -327,15 +327,29 @@ def _pieces_file() -> Path:
     return Path(user_cache_root()) / PIECES_CACHE_NAME
 
 
+_read_pieces: tuple[Path, dict[str, int]] | None = None  # this process's read of the file
+
+
 def _stored_pieces() -> dict[str, int]:
     """The pieces file as {piece: count}; empty when missing or damaged. A count is at least
-    one and at most the piece's length (every token is at least one byte)."""
+    one and at most the piece's length (every token is at least one byte). Read once per
+    process (a render counts several candidate texts)."""
+    global _read_pieces
+    file = _pieces_file()
+    if _read_pieces is not None and _read_pieces[0] == file:
+        return _read_pieces[1]
+    pieces = _parse_pieces(file)
+    _read_pieces = (file, pieces)
+    return pieces
+
+
+def _parse_pieces(file: Path) -> dict[str, int]:
     import json
 
     from resume_kit.infra.safefs import read_regular
 
     try:
-        data = json.loads(read_regular(_pieces_file(), _PIECES_LIMIT, follow=True))
+        data = json.loads(read_regular(file, _PIECES_LIMIT, follow=True))
     except Exception:  # no cache folder, unreadable, a FIFO, too large, not JSON: learn afresh
         return {}
     if not isinstance(data, dict):
@@ -353,14 +367,17 @@ def _learn_pieces(enc: Any, pieces: list[str], total: int, stored: dict[str, int
     new = {p: len(enc.encode_ordinary(p)) for p in dict.fromkeys(pieces) if p not in stored}
     if not new or sum(new.get(p) or stored[p] for p in pieces) != total:
         return
+    global _read_pieces
     merged = {**stored, **new}
     kept = dict(list(merged.items())[-PIECES_KEEP:])  # the oldest are dropped first
     import json
 
     from resume_kit.infra.store import atomic_write
 
+    file = _pieces_file()
+    _read_pieces = (file, kept)
     with contextlib.suppress(Exception):  # a read-only home: learn again next time
-        atomic_write(_pieces_file(), json.dumps(kept, separators=(",", ":")))
+        atomic_write(file, json.dumps(kept, separators=(",", ":")))
 
 
 def count_tokens(text: str) -> int:

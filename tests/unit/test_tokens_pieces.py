@@ -51,6 +51,7 @@ _WORDS = st.sampled_from(
 def fresh(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """No count remembered in this process (the encoding may stay loaded: it is only slow)."""
     monkeypatch.setattr(tokens, "_counted", {})
+    monkeypatch.setattr(tokens, "_read_pieces", None)
     yield
 
 
@@ -89,6 +90,7 @@ def test_a_new_text_of_known_pieces_is_counted_without_the_encoding(
     tokens.count_tokens(first)
     assert tokens._pieces_file().is_file()
     monkeypatch.setattr(tokens, "_counted", {})
+    monkeypatch.setattr(tokens, "_read_pieces", None)  # a new process reads the file
 
     def refuse() -> object:
         raise AssertionError("the encoding was loaded for a text of known pieces")
@@ -107,11 +109,13 @@ def test_a_damaged_or_hostile_pieces_file_is_ignored(fresh: None) -> None:
     path = tokens._pieces_file()
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(b'{"hello": 0, " world": 99, "x": "1"}')
+    tokens._read_pieces = None
     assert tokens._stored_pieces() == {}
     assert tokens.count_tokens("hello world") == 2
     assert tokens._stored_pieces() == {"hello": 1, " world": 1}
     path.unlink()
     os.mkfifo(path)  # never hangs
+    tokens._read_pieces = None
     assert tokens._stored_pieces() == {}
     tokens._counted.clear()
     assert tokens.count_tokens("hello there") == 2
