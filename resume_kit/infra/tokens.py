@@ -304,7 +304,7 @@ def text_pieces(text: str) -> list[str] | None:
     if not text.isascii():
         import unicodedata
 
-        for char in sorted({c for c in text if not c.isascii()}):
+        for char in sorted(set(re.findall(r"[^\x00-\x7f]", text))):
             kind = unicodedata.category(char)
             mapped = char.lower() + char.upper() + char.casefold()
             if kind not in _CLASSIFIED or char > "\uffff" or any(m.isascii() for m in mapped):
@@ -397,13 +397,13 @@ def count_tokens(text: str) -> int:
         pieces = text_pieces(text)
         stored = _stored_pieces() if pieces is not None else {}
         if pieces is not None and all(p in stored for p in pieces):
-            known = sum(stored[p] for p in pieces)
+            known = sum(stored[p] for p in pieces)  # as cheap as the stored count: not stored
         else:
             enc = encoding()
             known = len(enc.encode(text, disallowed_special=()))
             if pieces is not None:
                 _learn_pieces(enc, pieces, known, stored)
-        _store_count(digest, known)
+            _store_count(digest, known)
     _counted[digest] = known
     return known
 
