@@ -327,6 +327,7 @@ def _pieces_file() -> Path:
     return Path(user_cache_root()) / PIECES_CACHE_NAME
 
 
+_DIGIT_RUNS = [f"{n:0{width}d}" for width in (1, 2, 3) for n in range(10**width)]
 _read_pieces: tuple[Path, dict[str, int]] | None = None  # this process's read of the file
 
 
@@ -367,6 +368,10 @@ def _learn_pieces(enc: Any, pieces: list[str], total: int, stored: dict[str, int
     new = {p: len(enc.encode_ordinary(p)) for p in dict.fromkeys(pieces) if p not in stored}
     if not new or sum(new.get(p) or stored[p] for p in pieces) != total:
         return
+    # Numbers change most between briefs (counts, ages, ids) and split into runs of at most
+    # three digits: every such run is learned with the first miss.
+    if "999" not in stored:
+        new.update({n: len(enc.encode_ordinary(n)) for n in _DIGIT_RUNS if n not in stored})
     global _read_pieces
     merged = {**stored, **new}
     kept = dict(list(merged.items())[-PIECES_KEEP:])  # the oldest are dropped first
@@ -397,13 +402,13 @@ def count_tokens(text: str) -> int:
         pieces = text_pieces(text)
         stored = _stored_pieces() if pieces is not None else {}
         if pieces is not None and all(p in stored for p in pieces):
-            known = sum(stored[p] for p in pieces)  # as cheap as the stored count: not stored
+            known = sum(stored[p] for p in pieces)
         else:
             enc = encoding()
             known = len(enc.encode(text, disallowed_special=()))
             if pieces is not None:
                 _learn_pieces(enc, pieces, known, stored)
-            _store_count(digest, known)
+        _store_count(digest, known)
     _counted[digest] = known
     return known
 

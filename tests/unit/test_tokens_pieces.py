@@ -99,6 +99,10 @@ def test_a_new_text_of_known_pieces_is_counted_without_the_encoding(
     changed = "Done (verified, do not redo): `doc-01499` … `doc-00000` (verified 3 d ago)"
     want = len(tokens._encoding.encode(changed, disallowed_special=()))
     assert tokens.count_tokens(changed) == want
+    numbers = changed.replace("01499", "07321").replace("3 d", "12 d")  # numbers: all learned
+    assert tokens.count_tokens(numbers) == len(
+        tokens._encoding.encode(numbers, disallowed_special=())
+    )
     with pytest.raises(AssertionError):  # a piece never seen needs the encoding
         tokens.count_tokens(changed + " zebra")
 
@@ -112,7 +116,9 @@ def test_a_damaged_or_hostile_pieces_file_is_ignored(fresh: None) -> None:
     tokens._read_pieces = None
     assert tokens._stored_pieces() == {}
     assert tokens.count_tokens("hello world") == 2
-    assert tokens._stored_pieces() == {"hello": 1, " world": 1}
+    learned = tokens._stored_pieces()
+    assert learned["hello"] == learned[" world"] == 1 and "x" not in learned
+    assert all(learned[n] == 1 for n in ("0", "07", "999"))  # numbers come with the first miss
     path.unlink()
     os.mkfifo(path)  # never hangs
     tokens._read_pieces = None
