@@ -103,7 +103,6 @@ def _done_unit_findings(
             )
         ]
     found: list[Finding] = []
-    when = age(evidence.verified_at, now) or evidence.verified_at or "at an unknown time"
     missing = facts.get("missing_artifacts") or []
     current = facts.get("fingerprint")
     if missing:
@@ -127,6 +126,7 @@ def _done_unit_findings(
             rerun = f"re-verify it with `resume-kit verify-next --unit {unit.id}`"
         else:
             what, rerun = "", "re-run `resume-kit verify-next --stale`"
+        when = age(evidence.verified_at, now) or evidence.verified_at or "at an unknown time"
         found.append(
             finding(
                 "DONE_BUT_CHANGED",
@@ -160,6 +160,8 @@ def _done_unit_findings(
 
 def _done_unit_conflicts(unit: Unit, conflicted: list[str]) -> Finding | None:
     """A conflict in a done unit's files: its verification no longer holds once resolved."""
+    if not conflicted:  # the usual case: no unit's globs to compile
+        return None
     owned = Ownership([*unit.files, *unit.artifacts])
     hit = [path for path in conflicted if owned.owns(path)]
     if not hit:

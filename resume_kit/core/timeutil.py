@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 from collections.abc import Callable
 
@@ -88,6 +89,13 @@ def parse_utc(value: object) -> dt.datetime | None:
     None when it is not a string ``datetime.fromisoformat`` reads."""
     if not isinstance(value, str) or not value:
         return None
+    return _parse_text(value)
+
+
+# A brief reads each done unit's evidence time several times (reconcile, the latest pass, the
+# progress line): thousands of calls on a few distinct strings. Datetimes are immutable.
+@functools.lru_cache(maxsize=8192)
+def _parse_text(value: str) -> dt.datetime | None:
     text = value.strip()
     if text.endswith(("Z", "z")):
         text = text[:-1] + "+00:00"

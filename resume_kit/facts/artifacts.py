@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import os
 import stat
 from collections.abc import Iterable
 from pathlib import Path
@@ -60,12 +59,11 @@ def read_artifact(
     """The facts of one artifact, or None when it is not below ``root`` with no symlink on the
     way (the caller notes it; nothing about what it points at is looked at). ``checked``: the
     folders already found safe (see :func:`~resume_kit.infra.safefs.contained`)."""
-    from resume_kit.infra.safefs import UnsafePath, contained_text
+    from resume_kit.infra.safefs import UnsafePath, contained_lstat
 
     entry: dict[str, Any] = {"path": rel, "exists": False, "size": None, "sha256": None}
     try:
-        full = contained_text(root, rel, missing_ok=False, checked=checked)
-        info = os.lstat(full)
+        full, info = contained_lstat(root, rel, checked=checked)
     except UnsafePath:
         return None
     except OSError:

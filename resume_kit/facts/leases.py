@@ -147,7 +147,7 @@ def who_holds_what(root: os.PathLike[str], now: float | None = None) -> dict[str
     from resume_kit.core.leases import margin
     from resume_kit.core.timeutil import from_epoch, steady_until
 
-    me = this_holder(root)
+    me: Holder | None = None  # looked up only for a live lease (socket and getpass cost)
     moment = clock_ns() / 1e9 if now is None else now
     out: dict[str, str] = {}
     for item in read_leases(root):
@@ -156,6 +156,7 @@ def who_holds_what(root: os.PathLike[str], now: float | None = None) -> dict[str
             out.setdefault(item.unit, f"someone (an unreadable lease, {item.source})")
         elif moment < lease.expires_at + margin(lease.ttl_s):
             steady_until(lease.expires_at + margin(lease.ttl_s))
+            me = me or this_holder(root)
             who = "you" if lease.holder.same(me) else lease.holder.label()
             out[item.unit] = f"{who} until {from_epoch(lease.expires_at)}"
     return out

@@ -86,10 +86,14 @@ def _select(lines: list[str]) -> list[_Picked]:
     """The error-relevant lines, in order, before grouping."""
     picked: list[_Picked] = []
     last_exception: _Picked | None = None
+    # The two searches every line gets, bound once: a lazy pattern's method lookup is a Python
+    # call, and a 256 KiB tail has thousands of lines.
+    traceback_start = _TRACEBACK_START.search
+    candidate = _CANDIDATE.search
     i, n = 0, len(lines)
     while i < n:
         line = lines[i]
-        if _TRACEBACK_START.search(line):
+        if traceback_start(line):
             # Skip the frames; keep the last frame line and the exception line after them.
             last_frame: int | None = None
             j = i + 1
@@ -110,7 +114,7 @@ def _select(lines: list[str]) -> list[_Picked]:
                 j += 1
             i = j
             continue
-        if _CANDIDATE.search(line.lower()) is None and line[:2] != "E ":
+        if candidate(line.lower()) is None and line[:2] != "E ":
             pass  # most lines: one cheap search and on to the next
         elif _SUMMARY.match(line.strip()):
             picked.append(_Picked(i + 1, line.strip().strip("=").strip(), summary=True))

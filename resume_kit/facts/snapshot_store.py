@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
-import secrets
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -32,7 +32,7 @@ def new_snapshot_id(now_ns: int | None = None) -> str:
     ns = time.time_ns() if now_ns is None else now_ns
     seconds, millis = divmod(ns // 1_000_000, 1000)
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(seconds))
-    return f"{stamp}{millis:03d}Z-{secrets.token_hex(3)}"
+    return f"{stamp}{millis:03d}Z-{os.urandom(3).hex()}"
 
 
 def canonical_bytes(snapshot: Mapping[str, object]) -> bytes:

@@ -84,6 +84,24 @@ def contained_text(
 ) -> str:
     """:func:`contained` as a string, with no pathlib on the way (for paths checked by the
     thousand)."""
+    return _walk(root, path, missing_ok, checked)[0]
+
+
+def contained_lstat(
+    root: Path | str, path: Path | str, *, checked: set[str] | None = None
+) -> tuple[str, os.stat_result]:
+    """:func:`contained_text` for a path that must exist (``FileNotFoundError`` otherwise),
+    with the ``lstat`` of the path itself that the walk took: one system call less for callers
+    that need it (a snapshot's thousands of artifacts)."""
+    full, info = _walk(root, path, False, checked)
+    return full, os.lstat(full) if info is None else info
+
+
+def _walk(
+    root: Path | str, path: Path | str, missing_ok: bool, checked: set[str] | None
+) -> tuple[str, os.stat_result | None]:
+    """The checked absolute path and the ``lstat`` of its last component (None for the root
+    itself or a missing path)."""
     top = os.fspath(root)
     raw = os.fspath(path)
     if raw.startswith("/"):
@@ -109,6 +127,7 @@ def contained_text(
         parts.append(part)
     current = top
     last = len(parts) - 1
+    info: os.stat_result | None = None
     for index, part in enumerate(parts):
         current = os.path.join(current, part)
         if checked is not None and index < last and current in checked:
@@ -117,7 +136,7 @@ def contained_text(
             info = os.lstat(current)
         except FileNotFoundError:
             if missing_ok:
-                return os.path.join(top, *parts)
+                return os.path.join(top, *parts), None
             raise
         if stat.S_ISLNK(info.st_mode):
             shown = "/".join(parts[: index + 1])
@@ -127,7 +146,7 @@ def contained_text(
             )
         if checked is not None and index < last:
             checked.add(current)
-    return os.path.join(top, *parts)
+    return os.path.join(top, *parts), info if parts else None
 
 
 def open_regular(path: Path | str, *, follow: bool = False) -> BinaryIO:

@@ -13,9 +13,7 @@ import contextlib
 import errno
 import json
 import os
-import random
 import re
-import socket
 import stat
 import time
 from pathlib import Path
@@ -58,9 +56,15 @@ _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC
 STALE_TEMPORARY_S = 600.0  # a temporary this old is stale even if its pid was reused
 
 
+def _hostname() -> str:
+    import socket  # only for a lock, not at import: the brief imports this module
+
+    return socket.gethostname()
+
+
 def temporary_path(path: Path) -> Path:
     """``.<name>.<pid>.<random hex>.tmp`` next to ``path``: the one name a write uses."""
-    return path.with_name(f".{path.name}.{os.getpid()}.{random.randrange(1 << 30):x}.tmp")
+    return path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
 
 
 def remove_stale_temporaries(folder: Path, name: str) -> int:
@@ -213,7 +217,7 @@ class FileLock:
         killed at any moment, or a write that fails on a full disk, never leaves an empty lock
         that would block every command until it ages out."""
         body = json.dumps(
-            {"pid": os.getpid(), "host": socket.gethostname(), "created": time.time()}
+            {"pid": os.getpid(), "host": _hostname(), "created": time.time()}
         ).encode()
         tmp = temporary_path(self.path)
         fd = os.open(tmp, _CREATE, 0o644)
@@ -270,11 +274,7 @@ class FileLock:
         pid, pgid = holder.get("pid"), holder.get("pgid")
         if isinstance(pgid, int) and group_alive(pgid):
             return False  # the holder died, but the command it started is still running
-        if (
-            holder.get("host") == socket.gethostname()
-            and isinstance(pid, int)
-            and not _pid_alive(pid)
-        ):
+        if holder.get("host") == _hostname() and isinstance(pid, int) and not _pid_alive(pid):
             with contextlib.suppress(FileNotFoundError):
                 self.path.unlink()
             return True
@@ -285,7 +285,7 @@ class FileLock:
         if holder is None:
             return "an unknown process"
         pid, host, pgid = holder.get("pid"), holder.get("host"), holder.get("pgid")
-        local = host == socket.gethostname()
+        local = host == _hostname()
         orphaned = isinstance(pgid, int) and group_alive(pgid)
         if local and isinstance(pid, int) and not _pid_alive(pid) and orphaned:
             return (
@@ -340,6 +340,8 @@ class FileLock:
                     hint="wait for that command to finish; if no resume-kit command is running, "
                     f"delete {self.path}",
                 )
+            import random  # only when waiting, not at import: the hooks import this module
+
             time.sleep(delay * (0.5 + random.random()))
             delay = min(delay * 2, 0.2)
 

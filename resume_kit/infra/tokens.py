@@ -16,6 +16,11 @@ things (git). Parsing the bundled file's 100,000 base64 lines is a third of the 
 parsed ranks are kept in the user's cache folder in a compact checksummed form
 (:data:`RANKS_CACHE_NAME`) that records the SHA-256 of the file it was parsed from, rebuilt
 whenever it is missing, damaged or from another file.
+
+Counts are remembered in the user's cache folder by the text's SHA-256 (the brief is usually
+the text of last time) and by piece (:data:`PIECES_CACHE_NAME`): a changed brief is mostly
+pieces of earlier ones, split here with the standard library (:func:`text_pieces`), and its
+count is their sum without loading the encoding.
 """
 
 from __future__ import annotations
@@ -63,6 +68,22 @@ COUNTS_CACHE_NAME = f"cl100k_base-{CL100K_SHA256[:16]}.counts"
 COUNTS_KEEP = 64
 _COUNTS_LIMIT = 64 << 10
 _counted: dict[str, int] = {}
+
+# Counts by piece, for texts never counted before. cl100k_base encodes each piece its pattern
+# splits a text into on its own (no token crosses a piece), so a text's count is the sum of its
+# pieces' counts: a brief whose text changed is mostly pieces of earlier briefs, and is counted
+# without loading the encoding (~0.25 s). The split is done here with the standard library
+# (see text_pieces); pieces are learned only when their sum agreed with the encoding's count.
+PIECES_CACHE_NAME = f"cl100k_base-{CL100K_SHA256[:16]}.pieces"
+PIECES_KEEP = 20_000
+_PIECES_LIMIT = 4 << 20
+# Non-ASCII characters text_pieces classifies by their general category (Unicode's stable
+# letters, numbers, punctuation and symbols); any other (white space, marks, controls,
+# unassigned, a case mapping into ASCII such as U+017F) leaves the split to the encoding.
+_CLASSIFIED = frozenset(
+    {"Lu", "Ll", "Lt", "Lm", "Lo", "Nd", "Nl", "No", "Pc", "Pd", "Ps", "Pe", "Pi", "Pf", "Po"}
+    | {"Sm", "Sc", "Sk", "So"}
+)
 
 _lock = threading.Lock()
 _encoding: Any = None
@@ -267,12 +288,110 @@ def _store_count(digest: str, count: int) -> None:
         atomic_write(_counts_file(), body)
 
 
+def text_pieces(text: str) -> list[str] | None:
+    """The pieces cl100k_base's pattern (:data:`_CL100K_PATTERN`) splits ``text`` into, with
+    the standard library's ``re``; None when ``text`` holds a character it does not classify.
+
+    The pattern is rewritten for ``re``: ``\\p{L}`` and ``\\p{N}`` become classes of the ASCII
+    letters and digits plus this text's own letters and numbers (by ``unicodedata``); ``\\s``
+    (``re.ASCII``) is Unicode's White_Space since no other white space is admitted; ``$`` (end
+    of text in Rust's regex) is ``\\Z``; the possessive quantifiers are plain ones (Python 3.10
+    has none; nothing after them can fail, so backtracking never changes a match).
+    tests/unit/test_tokens_pieces.py checks the split against the original in ``regex``."""
+    import re
+
+    letters, numbers = "A-Za-z", "0-9"
+    if not text.isascii():
+        import unicodedata
+
+        for char in sorted(set(re.findall(r"[^\x00-\x7f]", text))):
+            kind = unicodedata.category(char)
+            mapped = char.lower() + char.upper() + char.casefold()
+            if kind not in _CLASSIFIED or char > "\uffff" or any(m.isascii() for m in mapped):
+                return None
+            if kind[0] == "L":
+                letters += re.escape(char)
+            elif kind[0] == "N":
+                numbers += re.escape(char)
+    pattern = (
+        rf"""'(?i:[sdmt]|ll|ve|re)|[^\r\n{letters}{numbers}]?[{letters}]+|[{numbers}]{{1,3}}"""
+        rf"""| ?[^\s{letters}{numbers}]+[\r\n]*|\s+\Z|\s*[\r\n]|\s+(?!\S)|\s"""
+    )
+    pieces: list[str] = re.compile(pattern, re.ASCII).findall(text)
+    return pieces if "".join(pieces) == text else None
+
+
+def _pieces_file() -> Path:
+    from resume_kit.infra.cachedir import user_cache_root
+
+    return Path(user_cache_root()) / PIECES_CACHE_NAME
+
+
+_DIGIT_RUNS = [f"{n:0{width}d}" for width in (1, 2, 3) for n in range(10**width)]
+_read_pieces: tuple[Path, dict[str, int]] | None = None  # this process's read of the file
+
+
+def _stored_pieces() -> dict[str, int]:
+    """The pieces file as {piece: count}; empty when missing or damaged. A count is at least
+    one and at most the piece's length (every token is at least one byte). Read once per
+    process (a render counts several candidate texts)."""
+    global _read_pieces
+    file = _pieces_file()
+    if _read_pieces is not None and _read_pieces[0] == file:
+        return _read_pieces[1]
+    pieces = _parse_pieces(file)
+    _read_pieces = (file, pieces)
+    return pieces
+
+
+def _parse_pieces(file: Path) -> dict[str, int]:
+    import json
+
+    from resume_kit.infra.safefs import read_regular
+
+    try:
+        data = json.loads(read_regular(file, _PIECES_LIMIT, follow=True))
+    except Exception:  # no cache folder, unreadable, a FIFO, too large, not JSON: learn afresh
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {
+        piece: count
+        for piece, count in data.items()
+        if isinstance(count, int) and 0 < count <= len(piece.encode("utf-8", "surrogatepass"))
+    }
+
+
+def _learn_pieces(enc: Any, pieces: list[str], total: int, stored: dict[str, int]) -> None:
+    """Remember the counts of ``pieces`` new to ``stored`` if, with the known ones, they add up
+    to ``total`` (the encoding's count of the whole text); else learn nothing."""
+    new = {p: len(enc.encode_ordinary(p)) for p in dict.fromkeys(pieces) if p not in stored}
+    if not new or sum(new.get(p) or stored[p] for p in pieces) != total:
+        return
+    # Numbers change most between briefs (counts, ages, ids) and split into runs of at most
+    # three digits: every such run is learned with the first miss.
+    if "999" not in stored:
+        new.update({n: len(enc.encode_ordinary(n)) for n in _DIGIT_RUNS if n not in stored})
+    global _read_pieces
+    merged = {**stored, **new}
+    kept = dict(list(merged.items())[-PIECES_KEEP:])  # the oldest are dropped first
+    import json
+
+    from resume_kit.infra.store import atomic_write
+
+    file = _pieces_file()
+    _read_pieces = (file, kept)
+    with contextlib.suppress(Exception):  # a read-only home: learn again next time
+        atomic_write(file, json.dumps(kept, separators=(",", ":")))
+
+
 def count_tokens(text: str) -> int:
     """The exact cl100k_base token count (special-token text counts as ordinary text).
 
     Counts are remembered by the text's SHA-256 in this process and in the user's cache folder
     (:data:`COUNTS_CACHE_NAME`): the brief is usually the same text as last time, and a
-    remembered count spares loading the encoding."""
+    remembered count spares loading the encoding. A new text made only of pieces counted before
+    (:data:`PIECES_CACHE_NAME`) is the sum of their counts, also without the encoding."""
     if not text:
         return 0
     digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
@@ -280,7 +399,15 @@ def count_tokens(text: str) -> int:
     if known is None:
         known = _stored_counts().get(digest)
     if known is None:
-        known = len(encoding().encode(text, disallowed_special=()))
+        pieces = text_pieces(text)
+        stored = _stored_pieces() if pieces is not None else {}
+        if pieces is not None and all(p in stored for p in pieces):
+            known = sum(stored[p] for p in pieces)
+        else:
+            enc = encoding()
+            known = len(enc.encode(text, disallowed_special=()))
+            if pieces is not None:
+                _learn_pieces(enc, pieces, known, stored)
         _store_count(digest, known)
     _counted[digest] = known
     return known

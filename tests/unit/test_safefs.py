@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import os
+import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from resume_kit.infra.safefs import (
     NotARegularFile,
     UnsafePath,
     contained,
+    contained_lstat,
+    contained_text,
     open_regular,
     read_regular,
 )
@@ -111,3 +117,48 @@ def test_contained_with_a_memo_of_checked_folders_still_checks_every_last_compon
     with pytest.raises(UnsafePath):  # a linked folder is never remembered as safe
         contained(tmp_path, "out/etc/passwd", checked=checked)
     assert str(tmp_path / "out" / "etc") not in checked
+
+
+_NAMES = ["a", "b", "link", "fifo", "missing", "..", ".", ""]
+
+
+def _tree(root: Path) -> None:
+    (root / "a" / "b").mkdir(parents=True)
+    (root / "a" / "b" / "a").write_text("x")
+    (root / "b").write_text("y")
+    os.symlink("a", root / "link")
+    os.symlink("/etc", root / "a" / "link")
+    os.mkfifo(root / "a" / "fifo")
+
+
+def _outcome(call: Callable[[], object]) -> object:
+    try:
+        return call()
+    except (UnsafePath, OSError) as exc:
+        return type(exc)
+
+
+@given(st.lists(st.lists(st.sampled_from(_NAMES), min_size=1, max_size=5), max_size=12))
+@settings(max_examples=60, deadline=None)
+def test_contained_lstat_equals_contained_then_lstat(paths: list[list[str]]) -> None:
+    """contained_lstat reuses the walk's lstat of the path itself: the same path, the same
+    file and the same refusals as contained_text followed by os.lstat, memo or not."""
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        _tree(root)
+        memo_a: set[str] = set()
+        memo_b: set[str] = set()
+        for parts in paths:
+            rel = "/".join(parts)
+
+            def plain(memo: set[str] = memo_a, rel: str = rel) -> tuple[str, int, int]:
+                full = contained_text(root, rel, missing_ok=False, checked=memo)
+                info = os.lstat(full)
+                return full, info.st_mode, info.st_ino
+
+            def reused(memo: set[str] = memo_b, rel: str = rel) -> tuple[str, int, int]:
+                full, info = contained_lstat(root, rel, checked=memo)
+                return full, info.st_mode, info.st_ino
+
+            assert _outcome(reused) == _outcome(plain), rel
+        assert memo_a == memo_b

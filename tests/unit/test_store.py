@@ -184,3 +184,22 @@ def test_three_processes_writing_at_once_lose_no_update(repo: Path) -> None:
     )
     ids = sorted(u.id for u in model.units)
     assert ids == sorted(f"w{w}-{i}" for w in range(3) for i in range(8))
+
+
+def test_temporary_names_are_what_the_stale_sweep_removes(tmp_path: Path) -> None:
+    """A temporary's name carries this pid and fresh random hex, the form the sweep of a
+    killed write's leftovers recognises (and nothing else)."""
+    import re
+
+    from resume_kit.infra.store import remove_stale_temporaries, temporary_path
+
+    target = tmp_path / "progress.json"
+    names = {temporary_path(target).name for _ in range(20)}
+    assert len(names) == 20
+    for name in names:
+        assert re.fullmatch(rf"\.progress\.json\.{os.getpid()}\.[0-9a-f]{{8}}\.tmp", name), name
+    dead = temporary_path(target).name.replace(f".{os.getpid()}.", ".999999999.")
+    (tmp_path / dead).write_text("half")
+    (tmp_path / "other.tmp").write_text("kept")
+    assert remove_stale_temporaries(tmp_path, "progress.json") == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["other.tmp"]

@@ -6,7 +6,10 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from resume_kit.core import timeutil
 from resume_kit.core.timeutil import age, age_span, parse_utc
 
 NOW = "2026-11-29T10:00:00Z"
@@ -53,3 +56,26 @@ def test_parse_utc_reads_any_number_of_fractional_digits_on_every_python() -> No
 def test_age_span() -> None:
     assert age_span([5 * 3600.0, 2 * 86400.0]) == "5 h–2 d ago"
     assert age_span([5 * 3600.0, 5 * 3600.0 + 60]) == "5 h ago"
+
+
+_ISO_LIKE = st.builds(
+    lambda moment, sep, digits, zone: (
+        moment.strftime(f"%Y-%m-%d{sep}%H:%M:%S") + ("." + digits if digits else "") + zone
+    ),
+    st.datetimes(min_value=dt.datetime(1970, 1, 2), max_value=dt.datetime(2999, 12, 31)),
+    st.sampled_from(["T", " ", "t"]),
+    st.text("0123456789", max_size=10),
+    st.sampled_from(["", "Z", "z", "+00:00", "+05:30", "-08:00", " ", "Zx"]),
+)
+
+
+@given(st.lists(st.one_of(_ISO_LIKE, st.text(max_size=40)), max_size=20))
+def test_parse_utc_remembered_equals_a_fresh_parse(values: list[str]) -> None:
+    """parse_utc remembers strings it read: the same answers, in any order, as parsing each
+    afresh (the remembered datetime is immutable, so sharing it is safe)."""
+    fresh = timeutil._parse_text.__wrapped__
+    for value in values + values[::-1]:
+        want = fresh(value) if value else None
+        got = parse_utc(value)
+        assert got == want, value
+        assert got is None or got.tzinfo is dt.timezone.utc

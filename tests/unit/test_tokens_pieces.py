@@ -1,0 +1,134 @@
+"""Counting by pieces: the standard-library split equals cl100k_base's own pattern, and a count
+served from remembered pieces equals the encoding's count of the whole text."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+import regex
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from resume_kit.infra import tokens
+
+# Characters the brief writes, text repositories bring, and ones the split must refuse.
+_EXTRA = "…·×–—→’“”é日本語Ωß²٣Ⅻ€©\u00a0\u2009\u0301ſKİı\u0085\x1c\x1f\t\r\v\f"
+_ALPHABET = st.one_of(
+    st.characters(max_codepoint=127),
+    st.sampled_from(_EXTRA),
+    st.characters(),
+)
+_WORDS = st.sampled_from(
+    [
+        "doc",
+        "-",
+        "000",
+        "01",
+        " done",
+        " (",
+        "verified",
+        " 3 d ago",
+        "`",
+        "…",
+        " ",
+        "\n",
+        "'s",
+        "Don't",
+        "×",
+        " src/pkg0010/mod008.py",
+        "日本",
+        " ·",
+        "\n\n",
+        "  ",
+        "12345",
+        "é",
+    ]
+)
+
+
+@pytest.fixture
+def fresh(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """No count remembered in this process (the encoding may stay loaded: it is only slow)."""
+    monkeypatch.setattr(tokens, "_counted", {})
+    monkeypatch.setattr(tokens, "_read_pieces", None)
+    yield
+
+
+@given(st.text(_ALPHABET, max_size=80))
+@settings(max_examples=400, deadline=None)
+def test_the_split_is_cl100k_patterns_own(text: str) -> None:
+    pieces = tokens.text_pieces(text)
+    if pieces is None:  # refused: the encoding splits it
+        return
+    assert pieces == regex.findall(tokens._CL100K_PATTERN, text)
+
+
+def test_the_brief_characters_are_split_here() -> None:
+    text = "Done: `doc-00000` … `doc-01499` · 3 ×\n  - `src/été.py` (日本語 ²)\n"
+    assert tokens.text_pieces(text) == regex.findall(tokens._CL100K_PATTERN, text)
+    for refused in ("a\u00a0b", "x\u0301", "ſ", "\u0085", "\U0001f600"):
+        assert tokens.text_pieces(refused) is None, repr(refused)
+
+
+@given(st.lists(st.lists(_WORDS, max_size=12).map("".join), min_size=1, max_size=8))
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+def test_counts_from_pieces_equal_the_encodings(fresh: None, texts: list[str]) -> None:
+    """Whatever was learned before, every count equals the encoding's count of the text."""
+    encoding = tokens.encoding()
+    for text in texts:
+        tokens._counted.clear()
+        assert tokens.count_tokens(text) == len(encoding.encode(text, disallowed_special=()))
+
+
+def test_a_new_text_of_known_pieces_is_counted_without_the_encoding(
+    fresh: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = "Done (verified, do not redo): `doc-00000` … `doc-01499` (verified 3 d ago)"
+    tokens.count_tokens(first)
+    assert tokens._pieces_file().is_file()
+    monkeypatch.setattr(tokens, "_counted", {})
+    monkeypatch.setattr(tokens, "_read_pieces", None)  # a new process reads the file
+
+    def refuse() -> object:
+        raise AssertionError("the encoding was loaded for a text of known pieces")
+
+    monkeypatch.setattr(tokens, "encoding", refuse)
+    changed = "Done (verified, do not redo): `doc-01499` … `doc-00000` (verified 3 d ago)"
+    want = len(tokens._encoding.encode(changed, disallowed_special=()))
+    assert tokens.count_tokens(changed) == want
+    numbers = changed.replace("01499", "07321").replace("3 d", "12 d")  # numbers: all learned
+    assert tokens.count_tokens(numbers) == len(
+        tokens._encoding.encode(numbers, disallowed_special=())
+    )
+    with pytest.raises(AssertionError):  # a piece never seen needs the encoding
+        tokens.count_tokens(changed + " zebra")
+
+
+def test_a_damaged_or_hostile_pieces_file_is_ignored(fresh: None) -> None:
+    import os
+
+    path = tokens._pieces_file()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b'{"hello": 0, " world": 99, "x": "1"}')
+    tokens._read_pieces = None
+    assert tokens._stored_pieces() == {}
+    assert tokens.count_tokens("hello world") == 2
+    learned = tokens._stored_pieces()
+    assert learned["hello"] == learned[" world"] == 1 and "x" not in learned
+    assert all(learned[n] == 1 for n in ("0", "07", "999"))  # numbers come with the first miss
+    path.unlink()
+    os.mkfifo(path)  # never hangs
+    tokens._read_pieces = None
+    assert tokens._stored_pieces() == {}
+    tokens._counted.clear()
+    assert tokens.count_tokens("hello there") == 2
+
+
+def test_the_pieces_file_stays_bounded(fresh: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tokens, "PIECES_KEEP", 10)
+    for i in range(30):
+        tokens.count_tokens(f"word{i:03d} other{i}")
+    assert len(tokens._stored_pieces()) == 10
