@@ -282,10 +282,11 @@ def test_binary_tail_and_invalid_utf8(tmp_path: Path) -> None:
     assert logs[0]["error_lines"] == ["ERROR caf\ufffd failed"]
 
 
-def test_a_full_tail_is_scanned_quickly() -> None:
-    import timeit
-
+def test_a_full_tail_of_one_line_repeated_is_one_entry() -> None:
+    # The scan's cost is measured in bench/, not timed here; what a 256 KiB tail gives is.
     ordinary = "2026-11-29 08:00:00 INFO processed doc-001 in 0.12s, 3 parties found\n" * 3700
     noisy = "2026-11-29 ERROR failed doc-001 at src/a.py:12 KeyError\n" * 4500
-    for text in (ordinary, noisy, "a" * 262_144):
-        assert timeit.timeit(lambda t=text: error_lines(t), number=1) < 0.5
+    assert error_lines(ordinary) == error_lines("a" * 262_144) == []
+    assert error_lines(noisy) == [
+        "4500 × 2026-11-29 ERROR failed doc-001 at src/a.py:12 KeyError (output lines 1-4500)"
+    ]
