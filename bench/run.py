@@ -451,26 +451,33 @@ def command_table(res: SizeResult) -> list[str]:
 # Where the time goes, from cProfile of `brief` on the large workspace after issue 18's
 # changes (shares of one run's total; profiled under load 3.5, so shares, not times).
 BRIEF_PROFILE = (
-    "A profile of `brief` on the large workspace (shares of the run): taking the snapshot 34% "
-    "(the 1,500 done units' fingerprints 17%, log tails 5%, artifacts 4%, the transcript 3%; "
-    "git runs in a thread alongside), imports 23% (the CLI, yaml, jinja2), rendering 30% "
-    "(Jinja2's environment and template compile 15%, loading cl100k 13% when the text was not "
-    "counted before: the brief's relative ages change it every minute), building the brief "
-    "11%, reconcile 6%, typer's command tree 3%, writing the snapshot 1% (an older profile: "
-    "see the note for what changed since)."
+    "A profile of a full `brief` on the large workspace (pyinstrument, 2026-12-01, load 0.7; "
+    "shares of the run): taking the snapshot 50% (the 2,000 artifacts' containment walk and "
+    "stat 16%, the transcript's tail 11% with its readers' import 6%, log tails 7%, the "
+    "snapshot's JSON round trip 5%, done units' fingerprints 2% now that those git proves "
+    "unchanged are reused), the progress model from its cache 11%, reconcile 8%, building the "
+    "brief 7%, the brief's modules and typer ~17%, writing the snapshot 4%; rendering (plain "
+    "Python) and the token count (remembered pieces) under 2% together. What would remove "
+    "most of the rest: artifacts and transcript facts kept with the fingerprints' record and "
+    "reused when git and stat prove them unchanged, as the fingerprints are, and a `brief` "
+    "that starts without typer. When nothing changed the stored brief is served instead "
+    "(its own row)."
 )
 WHY = {
     "brief-ratio": BRIEF_PROFILE,
     "brief-ratio-small": (
-        "On the small tree the floor is ~15 ms, so the CLI's start (Python with site-packages "
-        "and the brief's imports, ~100 ms of CPU: see the `--version` row for the start alone) "
-        "is most of the brief; the rest as on large. " + BRIEF_PROFILE
+        "On the small tree the floor is ~24 ms. A profile (pyinstrument, 2026-12-01, load 0.7; "
+        "shares of the run): the brief path's imports ~35% (typer 11%), the 1 MB transcript's "
+        "tail 15%, the 1 MB log's 256 KiB tail scanned line by line 14%, writing the snapshot "
+        "5%; what would remove them as on large. " + BRIEF_PROFILE
     ),
     "brief-unchanged": (
         "Served from the receipt the previous brief stored (brief/fastpath.py), in a process that "
         "imports only the standard library: what is left over the floor is Python's start with "
-        "site-packages (the floor runs `python -S`), `-m resume_kit`'s runpy, reading the "
-        "receipt and one stat per recorded input, besides the same `git status`."
+        "site-packages (the floor runs `python -S`) and the console-script wrapper's `import re` "
+        "(~10 ms of CPU together), reading the receipt and one stat per recorded input, besides "
+        "the same `git status`. Starting the brief with `python -S` and the package's path, as "
+        "the git hooks do, would remove the first two."
     ),
     "version": (
         "`--version` is answered before typer (and typing) is imported: what is left is "
@@ -501,12 +508,16 @@ WHY = {
         "itself takes a quarter second there."
     ),
     "verify": (
-        "verify-next starts the CLI (the `--version` row plus typer's command tree, ~60 ms in a "
-        "profile on large), loads the progress model three times (pick the unit; the "
-        "transaction under the lock; the report of the next unit: item 5, not done), runs `git "
-        "status -uno` for the evidence's `dirty` flag (a full index scan: on 100,000 files about "
-        "the git floor), fingerprints the unit, then rewrites progress.yaml (ruamel.yaml "
-        "re-renders the changed unit's block; the history copy; the cache)."
+        "The progress model is built once now (item 5). A profile of verify-next on small "
+        "(pyinstrument, 2026-12-01, load 0.7; shares of the run): rewriting progress.yaml 31% "
+        "(ruamel.yaml's import and its comment-keeping round trip of the changed unit's block "
+        "17%, the libyaml re-parse that checks the result 10%), the run's modules 15%, typer's "
+        "import 14%, the verify command and its output 8%, leases 4%, the history record 4%, "
+        "`git status -uno` for the evidence's `dirty` flag 4%. On huge (10,000 units, 100,000 "
+        "files) the file's rewrite, the cache's JSON and the dirty flag's full index scan grow "
+        "with the file and the tree (not profiled this stop). What would remove most: rewriting "
+        "a block that holds no comment with our own emitter (the same re-parse check) instead of "
+        "ruamel, and a start without typer."
     ),
 }
 
