@@ -44,3 +44,13 @@ def test_every_module_has_its_line_in_the_architecture_tree() -> None:
 
 def test_the_tree_names_no_module_that_does_not_exist() -> None:
     assert sorted(documented_modules() - package_modules()) == []
+
+
+def test_each_command_module_stays_thin() -> None:
+    # The CLI is thin: a command body calls the rooms, prints and returns an exit code.
+    long = {
+        path.name: lines
+        for path in (PACKAGE / "cli" / "commands").glob("*.py")
+        if (lines := len(path.read_text(encoding="utf-8").splitlines())) >= 200
+    }
+    assert long == {}

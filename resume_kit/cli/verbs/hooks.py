@@ -183,9 +183,9 @@ def integrate_agents_md(
 @app.command("stop-check", hidden=True)
 def stop_check() -> None:
     """Stop-hook entry point (internal): block stopping while the unit in progress fails."""
-    from resume_kit.cli.commands import integrate as cmd
+    from resume_kit.cli.commands import stop_check as cmd
 
-    exit_with(cmd.stop_check())
+    exit_with(cmd.run())
 
 
 @app.command("hook-tool", hidden=True)
