@@ -32,7 +32,6 @@ SLOW_TESTS = frozenset(
         "tests/unit/test_fingerprint_reuse.py::test_reused_fingerprints_equal_a_full_recomputation",
         "tests/adversarial/test_injection.py::test_status_and_snapshot_output_cannot_be_forged",
         "tests/unit/test_summarize.py::test_changed_inputs_or_model_ask_again",
-        "tests/e2e/agents/test_zz_codex.py::test_record",
         "tests/adversarial/test_hostile_input.py::test_a_silent_hook_stdin_never_hangs",
         "tests/adversarial/test_security_statedir.py::test_integrate_aider_never_writes_through_a_committed_symlink",
         "tests/unit/test_mcp_doc.py::test_docs_mcp_md_matches_the_tool_schemas",

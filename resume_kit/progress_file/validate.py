@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import os
 from collections.abc import Iterator
 from typing import Any, Literal, cast
 
@@ -537,6 +538,17 @@ def validate(raw: Any, name: str = "progress.yaml") -> Progress:
 # --------------------------------------------------------------------------- the cached model
 
 
+def _stay_inside(paths: list[str]) -> bool:
+    """What :func:`_paths` demands, with the full check only for the paths that might fail
+    it (absolute, or with ``..``; any path where the separator is a backslash)."""
+    from resume_kit.infra.safefs import escapes
+
+    for path in paths:
+        if (path[:1] == "/" or ".." in path or os.sep != "/") and escapes(path) is not None:
+            return False
+    return True
+
+
 def _strings(value: Any) -> list[str] | None:
     if type(value) is not list:
         return None
@@ -603,6 +615,8 @@ def _unit_from_cache(raw: Any) -> Unit | None:
     lists = [_strings(raw.get(key, [])) for key in ("files", "artifacts", "after")]
     files, artifacts, after = lists
     if files is None or artifacts is None or after is None:
+        return None
+    if not (_stay_inside(files) and _stay_inside(artifacts)):
         return None
     evidence = failure = None
     if "evidence" in raw:

@@ -232,9 +232,13 @@ def test_unchanged_brief_is_served_with_the_standard_library_only(
 
     monkeypatch.setenv("RESUME_KIT_NOW", str(int(time.time())))
     built = cli_modules(workspace, tmp_path, "brief")
-    assert "resume_kit.brief.pipeline" in built  # the first one is built (and stored)
+    assert "resume_kit.brief.pipeline" in built  # the first one is built
+    # It stores no receipt when an input was written within 0.1 s before it started (the
+    # fixture's files may be that fresh): then the second builds and stores, the third serves.
     served = cli_modules(workspace, tmp_path, "brief")
-    assert "resume_kit.brief.pipeline" not in served  # the second is served
+    if "resume_kit.brief.pipeline" in served:
+        served = cli_modules(workspace, tmp_path, "brief")
+    assert "resume_kit.brief.pipeline" not in served
     bare = subprocess.run(  # what site loads before resume-kit runs (a .pth's module)
         [sys.executable, "-c", "import json, sys; print(json.dumps(sorted(sys.modules)))"],
         capture_output=True,
