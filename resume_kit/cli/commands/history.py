@@ -16,6 +16,17 @@ def _when(at: float) -> str:
     return dt.datetime.fromtimestamp(at, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def _endpoint(row: dict[str, Any]) -> dict[str, Any]:
+    """The first or last match as the summary shows it."""
+    return {
+        "id": row["id"],
+        "at": _when(row["at"]),
+        "unit": row["unit"],
+        "commit": row["commit_sha"],
+        "root": row["root"],
+    }
+
+
 def _where(record: dict[str, Any]) -> str:
     """``AT (unit U, commit C)``, leaving out what the record does not have."""
     parts = [f"unit {record['unit']}" if record.get("unit") else ""]
@@ -69,23 +80,8 @@ def search(text: str, json_out: bool, all_repos: bool) -> int:
     rows = find(paths, text)
     summary: dict[str, Any] = {"query": text, "matches": len(rows)}
     if rows:
-        first, last = rows[0], rows[-1]
         summary.update(
-            first={
-                "id": first["id"],
-                "at": _when(first["at"]),
-                "unit": first["unit"],
-                "commit": first["commit_sha"],
-                "root": first["root"],
-            },
-            last={
-                "id": last["id"],
-                "at": _when(last["at"]),
-                "unit": last["unit"],
-                "commit": last["commit_sha"],
-                "root": last["root"],
-            },
-            passed_later=_passed_later(rows),
+            first=_endpoint(rows[0]), last=_endpoint(rows[-1]), passed_later=_passed_later(rows)
         )
     if json_out:
         for row in rows:
