@@ -7,7 +7,10 @@ tens of milliseconds at every agent session start."""
 from __future__ import annotations
 
 import re
-from typing import Any, cast
+
+TYPE_CHECKING = False  # not typing's: importing typing costs milliseconds (mypy reads the guard)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class _LazyPattern:
@@ -27,4 +30,4 @@ class _LazyPattern:
 def lazy(source: str, flags: int = 0) -> re.Pattern[str]:
     """``re.compile(source, flags)`` on the first use of any of its methods or attributes.
     Use its methods (``search``, ``sub``…); ``re.sub(pattern, …)`` needs a real pattern."""
-    return cast("re.Pattern[str]", _LazyPattern(source, flags))
+    return _LazyPattern(source, flags)  # type: ignore[return-value]
