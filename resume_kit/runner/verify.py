@@ -32,7 +32,14 @@ from resume_kit.core.escape import ANSI_SEQUENCE
 from resume_kit.infra.errors import LockError
 from resume_kit.infra.paths import Layout
 from resume_kit.infra.store import FileLock, ensure_gitignore, group_alive
-from resume_kit.model.progress import Evidence, LastFailure, Progress, Unit, now_iso
+from resume_kit.model.progress import (
+    ID_PATTERN_TEXT,
+    Evidence,
+    LastFailure,
+    Progress,
+    Unit,
+    now_iso,
+)
 from resume_kit.progress_file.io import ProgressDoc, transaction
 
 # How a run's outcome is written: progress_io.transaction by default; `resume-kit run` passes its
@@ -358,8 +365,11 @@ def _create_log(path: Path) -> BinaryIO:
         raise
 
 
+# A kept log may have come with a clone: its unit and time are printed by `history show`, so
+# they must have the shape resume-kit writes (an id, a UTC time), never a terminal escape.
 LOG_HEADER = re.compile(
-    r"# resume-kit run: unit (?P<unit>\S+), trace (?P<trace>\S+), started (?P<at>\S+)"
+    rf"# resume-kit run: unit (?P<unit>{ID_PATTERN_TEXT}), trace (?P<trace>\S+), "
+    r"started (?P<at>[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z)"
 )
 
 

@@ -12,7 +12,7 @@ import pytest
 from resume_kit.facts import history_db
 from resume_kit.facts.snapshot_store import load_latest
 from resume_kit.infra.paths import find_layout
-from tests.conftest import run_cli_subprocess
+from tests.conftest import git, run_cli_subprocess
 
 pytestmark = pytest.mark.subprocess
 CHECK = "test -f ok.txt || { echo nope >&2; exit 1; }"
@@ -85,3 +85,20 @@ def test_history_show_names_the_drill_receipt_of_a_trace(repo: Path) -> None:
     assert shown["drill_receipt"] == str(receipt) and shown["records"] == []
     gone = run_cli_subprocess("history", "show", "nothing-here", "--json", cwd=repo)
     assert gone.code == 3 and json.loads(gone.stdout)["drill_receipt"] is None
+
+
+def test_a_cloned_run_log_with_a_forged_header_is_never_printed(repo: Path, tmp_path: Path) -> None:
+    # A stranger's repository commits a run log (past .resume-kit/.gitignore) whose header
+    # carries a terminal escape in its unit and time, and names the unit as its trace.
+    assert run_cli_subprocess("init", "--goal", "g", cwd=repo).code == 0
+    runs = repo / ".resume-kit" / "runs"
+    runs.mkdir(parents=True, exist_ok=True)
+    forged = "# resume-kit run: unit a\x1b]0;pwned\x07, trace widget, started \x1b[2J\n"
+    (runs / "a-20261201T000000000Z.log").write_text(forged + "output\n")
+    git(repo, "add", "-f", ".resume-kit")
+    git(repo, "commit", "-q", "-m", "logs")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(repo), str(clone))
+    shown = run_cli_subprocess("history", "show", "widget", cwd=clone)
+    assert "\x1b" not in shown.stdout + shown.stderr
+    assert "run log" not in shown.stdout
