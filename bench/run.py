@@ -53,6 +53,7 @@ SCRIPT = Path(PYTHON).parent / "resume-kit"
 CLI = [str(SCRIPT)] if SCRIPT.is_file() else [PYTHON, "-m", "resume_kit"]
 CLI_SHOWN = "the `resume-kit` console script" if SCRIPT.is_file() else "`python -m resume_kit`"
 UNCHANGED_BRIEF = "brief, nothing changed since the previous one (served)"
+AFTER_WORK_BRIEF = "brief after the agent worked (a file edited, the session and the log grown)"
 DEFAULT_ROUNDS = {"small": 9, "large": 7, "huge": 5}
 HOOK_COMMITS = {"small": 15, "large": 11, "huge": 7}
 
@@ -257,6 +258,24 @@ def measure_commands(ws: workspaces.Workspace, rounds: int) -> dict[str, Series]
                 continue
         return spawn([*CLI, "brief"], root, debug, stderr_has="served the stored brief")
 
+    def after_work_brief() -> Sample:
+        """A full brief after what an agent's turn leaves behind (untimed): one more line in a
+        source file no unit owns, one more assistant record in the session, one more log line;
+        so the facts read from those files cannot be reused from the previous brief."""
+        with (root / workspaces.src_path(ws.spec.tracked - ws.spec.done - 5)).open("a") as source:
+            source.write("# edited\n")
+        record = workspaces.record(
+            "assistant",
+            str(root),
+            ws.session.stem,
+            {"role": "assistant", "content": [{"type": "text", "text": "Continuing."}]},
+        )
+        with ws.session.open("a") as session:
+            session.write(record + "\n")
+        with (root / "logs" / "run.log").open("a") as log:
+            log.write("2026-11-29 09:00:02 INFO still running\n")
+        return spawn([*CLI, "brief"], root, built)
+
     tasks = {
         "floor: python -S -c pass": floor_python,
         "floor: git status --porcelain=v2 -z": floor_git,
@@ -264,6 +283,7 @@ def measure_commands(ws: workspaces.Workspace, rounds: int) -> dict[str, Series]
         "brief": cli("brief"),
         "brief (cold cache)": cold("brief"),
         UNCHANGED_BRIEF: unchanged_brief,
+        AFTER_WORK_BRIEF: after_work_brief,
         "snapshot": cli("snapshot"),
         "snapshot (cold cache)": cold("snapshot"),
         "status": cli("status"),

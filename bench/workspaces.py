@@ -268,7 +268,7 @@ KeyError: 'party_b'
 """
 
 
-def _record(
+def record(
     kind: str, cwd: str, session_id: str, message: dict[str, object], **extra: object
 ) -> str:
     record: dict[str, object] = {
@@ -292,7 +292,7 @@ def _session_block(cwd: str, session_id: str, n: int) -> tuple[str, list[str]]:
     records: list[str] = []
     request = f"Continue with the next contract. Make sure amounts keep their currency (batch {n})."
     texts.append(request)
-    records.append(_record("user", cwd, session_id, {"role": "user", "content": request}))
+    records.append(record("user", cwd, session_id, {"role": "user", "content": request}))
     source = "\n".join(
         f"    {i:3d}  def field_{i}(text):  # parse the labelled field number {i}\n"
         for i in range(40)
@@ -307,7 +307,7 @@ def _session_block(cwd: str, session_id: str, n: int) -> tuple[str, list[str]]:
     texts += [answer, json.dumps(read_input), json.dumps(edit_input)]
     usage = {"input_tokens": 1200, "cache_read_input_tokens": 45000, "output_tokens": 350}
     records.append(
-        _record(
+        record(
             "assistant",
             cwd,
             session_id,
@@ -328,7 +328,7 @@ def _session_block(cwd: str, session_id: str, n: int) -> tuple[str, list[str]]:
     )
     texts += [source, "The file has been updated.", test_output]
     records.append(
-        _record(
+        record(
             "user",
             cwd,
             session_id,
@@ -351,7 +351,7 @@ def _session_block(cwd: str, session_id: str, n: int) -> tuple[str, list[str]]:
     }
     texts.append(json.dumps(bash_input))
     records.append(
-        _record(
+        record(
             "assistant",
             cwd,
             session_id,
@@ -365,7 +365,7 @@ def _session_block(cwd: str, session_id: str, n: int) -> tuple[str, list[str]]:
         )
     )
     records.append(
-        _record(
+        record(
             "user",
             cwd,
             session_id,
@@ -396,8 +396,8 @@ def _session_tail(cwd: str, session_id: str, spec: Spec) -> tuple[str, list[str]
     error = "Exit code 1\nKeyError: 'party_b'"
     request = "Keep going with the remaining contracts; stop if the same error repeats."
     records = [
-        _record("user", cwd, session_id, {"role": "user", "content": request}),
-        _record(
+        record("user", cwd, session_id, {"role": "user", "content": request}),
+        record(
             "assistant",
             cwd,
             session_id,
@@ -424,7 +424,7 @@ def _session_tail(cwd: str, session_id: str, spec: Spec) -> tuple[str, list[str]
                 },
             },
         ),
-        _record(
+        record(
             "user",
             cwd,
             session_id,
