@@ -189,6 +189,8 @@ def test_brief_without_summarize(workspace: Path, tmp_path: Path, fmt: str) -> N
     # repository template a person approved (test_an_approved_repository_template_uses_jinja)
     assert heavy(found, NEVER | {"rich", "jinja2", "resume_kit.brief.shipped_gen"}) == []
     assert heavy(found, {"typer", "resume_kit.cli.verbs", "resume_kit.cli.params"}) == []
+    # no summary asked for, no user config.yaml, approvals found without platformdirs
+    assert heavy(found, {"platformdirs", "resume_kit.brief.summarize"}) == []
 
 
 @pytest.mark.parametrize("args", [["--json", "--dry-run"], ["--unit", "beta"]])
