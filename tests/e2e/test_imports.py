@@ -191,6 +191,7 @@ def test_brief_without_summarize(workspace: Path, tmp_path: Path, fmt: str) -> N
     assert heavy(found, {"typer", "resume_kit.cli.verbs", "resume_kit.cli.params"}) == []
     # no summary asked for, no user config.yaml, approvals found without platformdirs
     assert heavy(found, {"platformdirs", "resume_kit.brief.summarize"}) == []
+    assert heavy(found, {"concurrent", "logging", "queue"}) == []  # infra/background.py
 
 
 @pytest.mark.parametrize("args", [["--json", "--dry-run"], ["--unit", "beta"]])
