@@ -191,7 +191,25 @@ def test_brief_without_summarize(workspace: Path, tmp_path: Path, fmt: str) -> N
     assert heavy(found, {"typer", "resume_kit.cli.verbs", "resume_kit.cli.params"}) == []
     # no summary asked for, no user config.yaml, approvals found without platformdirs
     assert heavy(found, {"platformdirs", "resume_kit.brief.summarize"}) == []
-    assert heavy(found, {"concurrent", "logging", "queue"}) == []  # infra/background.py
+
+
+def test_a_full_brief_with_its_token_count_remembered_imports_no_pool(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """The second full build of the same brief: the count is remembered (no tiktoken, whose
+    own import brings concurrent.futures), and the snapshot's threads need no executor."""
+    env = dict(os.environ, RESUME_KIT_NO_FASTPATH="1", RESUME_KIT_NOW="1796000000")
+    out = tmp_path / "modules.json"
+    for _ in range(2):
+        proc = subprocess.run(
+            [sys.executable, "-c", CLI_WRAPPER, str(out), "brief"],
+            cwd=workspace, env=env, capture_output=True, text=True, timeout=120,
+            stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+    found = set(json.loads(out.read_text()))
+    assert "resume_kit.brief.pipeline" in found
+    assert heavy(found, {"tiktoken", "concurrent", "logging", "queue", "typer"}) == []
 
 
 @pytest.mark.parametrize("args", [["--json", "--dry-run"], ["--unit", "beta"]])
