@@ -350,11 +350,13 @@ def run_cli_in_process(
     input: str | None = None,
     env: dict[str, str] | None = None,
     timeout: float = 120,
+    fast_start: bool = True,
 ) -> Result:
     """Run the real CLI's ``main`` in this process, seeing what a subprocess would: ``cwd``
     as the working directory, ``os.environ`` plus ``env``, fresh standard streams, per-process
     state emptied (PROCESS_STATE). Working directory, environment and streams are restored
-    afterwards. ``timeout`` is accepted for the same signature and not enforced."""
+    afterwards. ``timeout`` is accepted for the same signature and not enforced.
+    ``fast_start=False``: through typer even where cli.fast_start would parse."""
     del timeout
     saved_cwd = os.getcwd()
     saved_env = dict(os.environ)
@@ -368,7 +370,7 @@ def run_cli_in_process(
         reset_process_state()
         with _standard_streams(input) as captured:
             try:
-                main(list(args))
+                main(list(args), fast_start=fast_start)
             except SystemExit as exc:
                 if exc.code is None:
                     code = 0

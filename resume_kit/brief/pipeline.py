@@ -53,7 +53,7 @@ def build(
     findings = reconcile(progress, snapshot, activity)
 
     summary = None
-    from resume_kit.brief.summarize import should_summarize
+    from resume_kit.progress_file.config import should_summarize
 
     if should_summarize(config, summarize, hook_mode):
         from resume_kit.brief.fastpath import refuse

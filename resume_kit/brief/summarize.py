@@ -30,6 +30,7 @@ from resume_kit.infra.redact import redact
 from resume_kit.infra.store import atomic_write
 from resume_kit.model.facts import Snapshot
 from resume_kit.progress_file.config import Config
+from resume_kit.progress_file.config import should_summarize as should_summarize  # its home
 
 FIELDS = ("done", "key_results", "todo", "references")
 Summary = dict[str, list[str]]
@@ -140,15 +141,6 @@ class SummaryResult:
     note: str | None = None  # one line for stderr when it fell back
     usage: Usage | None = None  # {input_tokens, output_tokens} of the call (or the cached one)
     cached: bool = False
-
-
-def should_summarize(config: Config, force: bool | None, hook_mode: bool) -> bool:
-    """Hook mode never calls the network; ``force`` (--summarize/--no-summarize) beats config."""
-    if hook_mode:
-        return False
-    if force is not None:
-        return force
-    return config.summarize == "anthropic"
 
 
 def summarize(

@@ -110,8 +110,11 @@ def _debug_requested(argv: list[str]) -> bool:
     return "--debug" in argv or os.environ.get("RESUME_KIT_DEBUG", "") not in ("", "0")
 
 
-def main(argv: "list[str] | None" = None) -> None:
-    """Console entry point: one error handler, documented exit codes, no traceback by default."""
+def main(argv: "list[str] | None" = None, *, fast_start: bool = True) -> None:
+    """Console entry point: one error handler, documented exit codes, no traceback by default.
+
+    ``fast_start=False`` sends every command through typer (the tests' reference for
+    :mod:`resume_kit.cli.fast_start`)."""
     args = list(sys.argv[1:] if argv is None else argv)
     if [a for a in args if a != "--debug"] == ["--version"]:  # the start-up cost alone
         from resume_kit import __version__
@@ -125,6 +128,89 @@ def main(argv: "list[str] | None" = None) -> None:
         served = serve(args)
         if served is not None:
             sys.exit(served)
+    debug = _debug_requested(args)
+    if "--" in args:
+        cut = args.index("--")
+        args = [a for a in args[:cut] if a != "--debug"] + args[cut:]
+    else:
+        args = [a for a in args if a != "--debug"]
+    if fast_start and args[:1] in (["brief"], ["verify-next"]):
+        from resume_kit.cli.fast_start import parse
+
+        parsed = parse(args)
+        if parsed is not None:
+            sys.exit(_run_parsed(*parsed, args, debug))
+    sys.exit(_run_typer(args, debug))
+
+
+def _run_parsed(command: str, values: "dict[str, object]", args: "list[str]", debug: bool) -> int:
+    """A command :mod:`resume_kit.cli.fast_start` parsed, with typer's main's handling of what
+    escapes it, then ours (:func:`_run_typer`): the same output and exit codes."""
+    from resume_kit.cli.fast_start import invoke
+
+    try:
+        return invoke(command, values)
+    except KeyboardInterrupt:
+        return 130  # typer's main: Exit(130), nothing printed
+    except EOFError:  # typer's main: an empty line, then Abort
+        from resume_kit.cli.ui import error_line
+        from resume_kit.infra.errors import EXIT_INTERRUPTED
+
+        sys.stderr.write("\n")
+        sys.stderr.flush()
+        error_line("interrupted")
+        return EXIT_INTERRUPTED
+    except Exception as exc:
+        import errno
+
+        if isinstance(exc, OSError) and exc.errno == errno.EPIPE:  # typer's main: quiet, 1
+            _pacify_streams()
+            return 1
+        return _failed(exc, args, debug)
+
+
+def _pacify_streams() -> None:
+    try:  # typer >= 0.24 vendors click as typer._click
+        from typer._click.utils import PacifyFlushWrapper
+    except ImportError:  # pragma: no cover - older typer on a real click
+        from click.utils import (  # type: ignore[no-redef,import-not-found,unused-ignore]
+            PacifyFlushWrapper,
+        )
+
+    sys.stdout = PacifyFlushWrapper(sys.stdout)  # type: ignore[assignment,unused-ignore]
+    sys.stderr = PacifyFlushWrapper(sys.stderr)  # type: ignore[assignment,unused-ignore]
+
+
+def _failed(exc: Exception, args: "list[str]", debug: bool) -> int:
+    """The exit code for an exception a command let out (not a usage error); its one line."""
+    from resume_kit.cli.ui import error_line
+    from resume_kit.infra.errors import ResumeKitError
+
+    if isinstance(exc, ResumeKitError):
+        if debug:
+            import traceback
+
+            traceback.print_exc()
+        error_line(exc.message, exc.hint)
+        return exc.exit_code
+    if isinstance(exc, BrokenPipeError):
+        sys.stderr.close()
+        return 0
+    if debug:
+        import traceback
+
+        traceback.print_exc()
+    from resume_kit.infra.errors import environment_error
+
+    if (known := environment_error(exc)) is not None:
+        error_line(known.message, known.hint)
+        return known.exit_code
+    from resume_kit.cli.crash import report_crash
+
+    return report_crash(exc, args)
+
+
+def _run_typer(args: "list[str]", debug: bool) -> int:
     import typer
 
     try:  # typer >= 0.24 vendors click as typer._click
@@ -135,58 +221,28 @@ def main(argv: "list[str] | None" = None) -> None:
     exit_types = (typer.Exit, getattr(click.exceptions, "Exit", typer.Exit))
     abort_types = (KeyboardInterrupt, typer.Abort, getattr(click.exceptions, "Abort", typer.Abort))
 
-    from resume_kit.cli.ui import error_line
-    from resume_kit.infra.errors import EXIT_INTERRUPTED, EXIT_USAGE, ResumeKitError
-
-    debug = _debug_requested(args)
-    if "--" in args:
-        cut = args.index("--")
-        args = [a for a in args[:cut] if a != "--debug"] + args[cut:]
-    else:
-        args = [a for a in args if a != "--debug"]
     from resume_kit.cli.params import plain_usage
+    from resume_kit.cli.ui import error_line
+    from resume_kit.infra.errors import EXIT_INTERRUPTED, EXIT_USAGE
 
     first = next((a for a in args if not a.startswith("-")), None) if args[:1] != ["--"] else None
     command = plain_usage(typer.main.get_command(_build_app(only=first)))
-    code = 0
     try:
         result = command.main(args=args, prog_name="resume-kit", standalone_mode=False)
-        code = result if isinstance(result, int) else 0
+        return result if isinstance(result, int) else 0
     except exit_types as exc:
-        code = exc.exit_code
+        return int(exc.exit_code)
     except click.exceptions.UsageError as exc:
         error_line(
             exc.format_message(),
             exc.ctx.get_usage().splitlines()[0] + "  (see --help)" if exc.ctx else None,
         )
-        code = EXIT_USAGE
+        return EXIT_USAGE
     except click.exceptions.ClickException as exc:
         error_line(exc.format_message())
-        code = EXIT_USAGE
+        return EXIT_USAGE
     except abort_types:
         error_line("interrupted")
-        code = EXIT_INTERRUPTED
-    except ResumeKitError as exc:
-        if debug:
-            import traceback
-
-            traceback.print_exc()
-        error_line(exc.message, exc.hint)
-        code = exc.exit_code
-    except BrokenPipeError:
-        code = 0
-        sys.stderr.close()
+        return EXIT_INTERRUPTED
     except Exception as exc:
-        if debug:
-            import traceback
-
-            traceback.print_exc()
-        from resume_kit.infra.errors import environment_error
-
-        if (known := environment_error(exc)) is not None:
-            error_line(known.message, known.hint)
-            sys.exit(known.exit_code)
-        from resume_kit.cli.crash import report_crash
-
-        code = report_crash(exc, args)
-    sys.exit(code)
+        return _failed(exc, args, debug)

@@ -22,11 +22,13 @@ import shlex
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from resume_kit.core.lazy_regex import lazy
+
 MODES = ("ask", "deny", "warn")
 DEFAULT_MODE = "ask"
 _SEPARATORS = frozenset({"&&", "||", ";", "|", "&", "|&", ";;", "(", ")", "{", "}", "\n", "`"})
 _REDIRECTS = frozenset({">", ">>", "<", ">&", "&>", "&>>", "<<", "<<<", ">|", "<&", "<>"})
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
+_ASSIGNMENT = lazy(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish"})
 _MAX_DEPTH = 4  # bash -c 'bash -c "…"': nested no deeper than this
 _MAX_CHARS = 20_000  # a longer command line is only searched in its first part
@@ -369,7 +371,7 @@ def _ssh(args: list[str]) -> str | None:
     return "ssh" if len(rest) >= 2 else None
 
 
-_REMOTE = re.compile(r"(?:[^/@:\s]+@)?[A-Za-z0-9_.\[\]-]+:(?!//)")
+_REMOTE = lazy(r"(?:[^/@:\s]+@)?[A-Za-z0-9_.\[\]-]+:(?!//)")
 
 
 def _remote(path: str) -> bool:
@@ -517,7 +519,7 @@ def _canonical(rule: str, words: Sequence[str]) -> list[str]:
 
 # An MCP tool whose name says it writes somewhere: `mcp__github__create_pull_request`,
 # `mcp__slack__send_message` (Claude Code, Codex), `mcp_github_merge_pull_request` (Gemini).
-_MCP_WRITE = re.compile(
+_MCP_WRITE = lazy(
     r"(?:^|[_\-.])(create|update|delete|remove|send|post|publish|merge|push|write|deploy|"
     r"comment|close|reopen|upload|transfer|pay|charge|invite|approve|submit|execute|run|"
     r"trigger|dispatch|release|archive|move|rename|edit|set|add|put|patch|insert|drop)"

@@ -460,9 +460,9 @@ def read_git_facts(
     ``line_counts=False`` skips ``diff --numstat``: every count is null. ``entries`` receives
     every parsed status entry, uncapped and with raw paths (for the fingerprints' reuse).
     """
-    from concurrent.futures import ThreadPoolExecutor
+    from resume_kit.infra.background import Threads
 
-    with ThreadPoolExecutor(max_workers=2) as pool:
+    with Threads(2) as pool:
         commits_later = pool.submit(_recent_commits, root)  # fails harmlessly when unborn
         output, has_stash_count = _status(root)
         parsed = parse_status_v2(output)

@@ -305,12 +305,12 @@ def take_snapshot(
     # git runs in a thread while this one reads the logs, the transcript and the artifacts:
     # the two take about as long on a big tree. Notes keep the order of a sequential run.
     # The units' fingerprints wait for git's status, which says whose files could have changed.
-    from concurrent.futures import ThreadPoolExecutor
+    from resume_kit.infra.background import Threads
 
     git_notes: list[str] = []
     later: list[str] = []
     status_ns = time.time_ns()
-    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="resume-kit-git") as pool:
+    with Threads(2, "resume-kit-git") as pool:
         git_later = pool.submit(_guarded, git_notes, "git facts unavailable", {}, read_git)
         listing_later = (
             pool.submit(_list_index, root, reuse_plan)

@@ -58,9 +58,9 @@ def _trust_all_took_effect() -> None:
 
 
 def trust_file() -> Path:
-    from platformdirs import user_data_dir
+    from resume_kit.infra.userdirs import user_data_dir
 
-    return Path(user_data_dir("resume-kit", appauthor=False)) / FILE_NAME
+    return user_data_dir() / FILE_NAME
 
 
 def _real_root(root: Path) -> str:

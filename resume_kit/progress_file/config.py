@@ -257,14 +257,25 @@ def _pattern(raw: Any, name: str) -> Pattern:
     )
 
 
+def should_summarize(config: Config, force: bool | None, hook_mode: bool) -> bool:
+    """Whether a brief asks for a model-written summary (brief/summarize.py, which the brief
+    imports only then). Hook mode never calls the network; ``force`` (--summarize/
+    --no-summarize) beats config."""
+    if hook_mode:
+        return False
+    if force is not None:
+        return force
+    return config.summarize == "anthropic"
+
+
 MAX_CONFIG_BYTES = 1024 * 1024  # a settings file is a few lines; never parse megabytes of it
 
 
 def user_config_file() -> Path:
     """The person's own settings: ``user_config_dir("resume-kit")/config.yaml``."""
-    from platformdirs import user_config_dir
+    from resume_kit.infra.userdirs import user_config_dir
 
-    return Path(user_config_dir("resume-kit", appauthor=False)) / "config.yaml"
+    return user_config_dir() / "config.yaml"
 
 
 def _read(path: Path, name: str, follow: bool) -> dict[str, Any]:

@@ -15,6 +15,8 @@ import zlib
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.hostile import hostile_clone, install_hooks_for_every_repository, run_user, user_git
 
@@ -167,6 +169,42 @@ def test_the_cache_folder_is_platformdirs_user_cache_dir(
         else:
             monkeypatch.setenv("XDG_CACHE_HOME", value)
         assert user_cache_root() == user_cache_dir("resume-kit", appauthor=False), value
+
+
+_ENV_TEXT = st.text(
+    st.characters(exclude_categories=("Cs",), exclude_characters="\x00"), max_size=8
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    kind=st.sampled_from(["data", "config"]),
+    xdg=st.one_of(
+        st.none(), st.sampled_from(["", "   ", "/x", " /x", "/x ", "rel", "/"]), _ENV_TEXT
+    ),
+    home=st.one_of(st.none(), st.sampled_from(["", "/", "/home/u", "/home/u/", "rel"]), _ENV_TEXT),
+)
+def test_the_user_folders_are_platformdirs_ones(
+    kind: str, xdg: str | None, home: str | None
+) -> None:
+    """The brief finds config.yaml and the approvals without importing platformdirs: the
+    folders are the ones platformdirs names."""
+    import platformdirs
+
+    from resume_kit.infra import userdirs
+
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in ((f"XDG_{kind.upper()}_HOME", xdg), ("HOME", home)):
+            if value is None:
+                patch.delenv(name, raising=False)
+            else:
+                patch.setenv(name, value)
+        ask = getattr(platformdirs, f"user_{kind}_dir")
+        try:
+            expected = Path(ask("resume-kit", appauthor=False))
+        except (RuntimeError, KeyError):  # no home platformdirs can find: it is asked anyway
+            return
+        assert getattr(userdirs, f"user_{kind}_dir")() == expected
 
 
 def test_the_hook_finds_the_cache_the_cli_wrote_in_a_linked_worktree(tmp_path: Path) -> None:

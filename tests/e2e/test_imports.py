@@ -188,6 +188,53 @@ def test_brief_without_summarize(workspace: Path, tmp_path: Path, fmt: str) -> N
     # the shipped template renders through its generated Python: Jinja2 only for a
     # repository template a person approved (test_an_approved_repository_template_uses_jinja)
     assert heavy(found, NEVER | {"rich", "jinja2", "resume_kit.brief.shipped_gen"}) == []
+    assert heavy(found, {"typer", "resume_kit.cli.verbs", "resume_kit.cli.params"}) == []
+    # no summary asked for, no user config.yaml, approvals found without platformdirs
+    assert heavy(found, {"platformdirs", "resume_kit.brief.summarize"}) == []
+
+
+def test_a_full_brief_with_its_token_count_remembered_imports_no_pool(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """The second full build of the same brief: the count is remembered (no tiktoken, whose
+    own import brings concurrent.futures), and the snapshot's threads need no executor."""
+    env = dict(os.environ, RESUME_KIT_NO_FASTPATH="1", RESUME_KIT_NOW="1796000000")
+    out = tmp_path / "modules.json"
+    for _ in range(2):
+        proc = subprocess.run(
+            [sys.executable, "-c", CLI_WRAPPER, str(out), "brief"],
+            cwd=workspace, env=env, capture_output=True, text=True, timeout=120,
+            stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+    found = set(json.loads(out.read_text()))
+    assert "resume_kit.brief.pipeline" in found
+    assert heavy(found, {"tiktoken", "concurrent", "logging", "queue", "typer"}) == []
+
+
+@pytest.mark.parametrize("args", [["--json", "--dry-run"], ["--unit", "beta"]])
+def test_verify_next_starts_without_typer(workspace: Path, tmp_path: Path, args: list[str]) -> None:
+    env_trust = dict(os.environ, RESUME_KIT_TRUST="all")
+    out = tmp_path / "modules.json"
+    argv = [sys.executable, "-c", CLI_WRAPPER, str(out), "verify-next", *args]
+    proc = subprocess.run(
+        argv, cwd=workspace, env=env_trust, capture_output=True, text=True, timeout=120,
+        stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert out.exists(), proc.stderr
+    assert proc.returncode == 0, proc.stderr
+    found = set(json.loads(out.read_text()))
+    assert "resume_kit.cli.commands.verify" in found
+    # (ruamel still rewrites progress.yaml: verify-next's own issue)
+    assert (
+        heavy(found, RENDERING | {"typer", "resume_kit.cli.verbs", "resume_kit.cli.params"}) == []
+    )
+    assert heavy(found, {"platformdirs", "concurrent", "logging"}) == []
+
+
+def test_a_brief_typer_must_parse_still_goes_through_typer(workspace: Path, tmp_path: Path) -> None:
+    found = cli_modules(workspace, tmp_path, "brief", "--format", "JSON")  # typer's usage error
+    assert "typer" in found
 
 
 def test_an_approved_repository_template_uses_jinja(workspace: Path, tmp_path: Path) -> None:
