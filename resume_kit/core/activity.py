@@ -133,6 +133,16 @@ class Activity:
     limits: Limits = Limits()
 
 
+def judge(
+    activity: Activity, last_verified: str | None
+) -> tuple[list[CallRecord], NoProgress | None]:
+    """(the loop of the brief's session, the meter's verdict): all that reconcile's activity
+    findings say. The session is the brief's, else the newest call's."""
+    session = activity.session or (activity.calls[-1].session if activity.calls else None)
+    stalled = no_progress(activity.events, last_verified, activity.tokens_now, activity.limits)
+    return repeated(activity.calls, session), stalled
+
+
 def describe_no_progress(found: NoProgress) -> str:
     since = (
         f"the last verified unit ({found.since})" if found.since else "the start (no unit verified)"

@@ -27,6 +27,11 @@ from resume_kit.infra import deps
             ["brief", "--format=markdown", "--no-summarize"],
             {"max_tokens": None, "summarize": False},
         ),
+        (["brief", "--format=claude-hook"], {"max_tokens": None, "format": "claude-hook"}),
+        (
+            ["brief", "--format", "copilot-hook", "--max-tokens", "900", "--no-summarize"],
+            {"max_tokens": 900, "format": "copilot-hook"},
+        ),
     ],
 )
 def test_the_argv_it_serves(argv: list[str], request_: dict[str, object]) -> None:
@@ -39,8 +44,8 @@ def test_the_argv_it_serves(argv: list[str], request_: dict[str, object]) -> Non
         [],
         ["status"],
         ["brief", "--format", "json"],
-        ["brief", "--format=claude-hook"],
-        ["brief", "--format", "copilot-hook"],
+        ["brief", "--format", "codex-hook"],
+        ["brief", "--format", "claude-hook", "-o", "brief.md"],
         ["brief", "-o", "brief.md"],
         ["brief", "--output=brief.md"],
         ["brief", "--summarize"],
@@ -74,6 +79,7 @@ receipts = st.fixed_dictionaries(
         "until": st.floats(allow_nan=False),
         "status": st.dictionaries(st.text(), plain, max_size=4),
         "deps": st.lists(plain, max_size=4),
+        "hook": st.dictionaries(st.text(), plain, max_size=4),
     }
 )
 
@@ -194,3 +200,9 @@ def test_a_signature_tells_what_changed(tmp_path: Path) -> None:
     target.write_text("two, longer")
     assert deps.signature(str(link)) != before  # a symlink's target counts too
     assert deps.signature(str(tmp_path / "nothing")) is None
+
+
+def test_new_session_sources_are_the_transcript_readers_fresh_sources() -> None:
+    from resume_kit.facts.transcripts import FRESH_SOURCES
+
+    assert fastpath.NEW_SESSION_SOURCES == FRESH_SOURCES
