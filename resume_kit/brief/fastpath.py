@@ -12,9 +12,13 @@ signature of every path the build opened, listed or looked at (recorded by
 
 :func:`serve` (first thing in ``cli.app.main`` for ``brief``) checks the receipt and serves it
 only when every part matches; any doubt, difference or error is a miss and the full build runs.
-Not served: ``--format json`` (it carries the snapshot id and the second), ``claude-hook`` and
-``copilot-hook`` (hook input, once-per-compaction gating), ``-o``, ``--summarize``, a session
-summary, or an approved repository template (its context holds the second too).
+The hook formats (``claude-hook``, ``copilot-hook``) are served too: the payload is read and the
+gating decided as the full path does (and handed to it on a miss), the body is wrapped in the
+same envelope, a new session is served when the transcript facts would be the same
+(:func:`_hook_matches`) and the activity log judges the same with the meter event added.
+Not served: ``--format json`` (it carries the snapshot id and the second), ``-o``,
+``--summarize``, a session summary, or an approved repository template (its context holds the
+second too).
 """
 
 from __future__ import annotations
