@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections.abc import Sequence
@@ -38,6 +37,8 @@ def call_signature(tool: str, tool_input: object) -> str:
         text = json.dumps(tool_input, sort_keys=True, ensure_ascii=False, default=str)
     except (TypeError, ValueError, RecursionError):
         text = repr(tool_input)
+    import hashlib  # not at the top: the served hook brief imports this module, never these
+
     return hashlib.sha256(f"{tool}\0{text}".encode()).hexdigest()[:16]
 
 
@@ -47,6 +48,8 @@ _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 def result_signature(text: str) -> str:
     """A failure's identity: numbers (times, ids, line counts) and white space do not count."""
     normal = " ".join(_NUMBER.sub("0", text).split())
+    import hashlib
+
     return hashlib.sha256(normal.encode()).hexdigest()[:16]
 
 

@@ -11,10 +11,13 @@ import json
 import os
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
 
 from resume_kit.core.activity import Activity, CallRecord, Limits, MeterEvent
 from resume_kit.infra.cachedir import ensure_private, sha256_hex, user_cache_root
+
+TYPE_CHECKING = False  # typing costs milliseconds on the served hook brief; mypy reads the guard
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_CALLS = 30
 MAX_EVENTS = 200
