@@ -206,3 +206,64 @@ def test_new_session_sources_are_the_transcript_readers_fresh_sources() -> None:
     from resume_kit.facts.transcripts import FRESH_SOURCES
 
     assert fastpath.NEW_SESSION_SOURCES == FRESH_SOURCES
+
+
+def _stored(**over: object) -> dict[str, object]:
+    hook: dict[str, object] = {"session": "s0", "transcript": "/nowhere/s0.jsonl",
+                               "transcript_sig": None, "earlier": True,
+                               "transcript_session": "e1", "session_skipped": False}  # fmt: skip
+    hook.update(over)
+    return hook
+
+
+@pytest.mark.parametrize(
+    ("payload", "stored", "serves"),
+    [
+        ({"session_id": "s0", "transcript_path": "/nowhere/s0.jsonl"}, {}, True),
+        (
+            {"session_id": "s1", "transcript_path": "/nowhere/s1.jsonl", "source": "startup"},
+            {},
+            True,
+        ),
+        (
+            {"session_id": "s1", "transcript_path": "/nowhere/s1.jsonl", "source": "resume"},
+            {},
+            True,
+        ),
+        ({"session_id": "e1", "transcript_path": "/nowhere/e1.jsonl"}, {}, False),  # the one read
+        ({"session_id": "s1", "transcript_path": "/nowhere/s1.jsonl"}, {"earlier": False}, False),
+        (
+            {"session_id": "s1", "transcript_path": "/nowhere/s1.jsonl"},
+            {"session_skipped": True},
+            False,
+        ),
+        (
+            {"session_id": "s1", "transcript_path": "/nowhere/s1.jsonl"},
+            {"transcript_sig": [1, 2, 3]},
+            False,
+        ),
+        ({"session_id": "s1"}, {}, False),  # one has a transcript path, the other not
+        ({"session_id": "s1"}, {"transcript": None, "earlier": False}, True),  # discovery
+        ({"session_id": "s1", "source": "startup"}, {"transcript": None, "earlier": False}, True),
+        (
+            {"session_id": "s1", "source": "clear"},
+            {"transcript": None, "session_skipped": True},
+            False,
+        ),
+        ({"session_id": "e1", "source": "startup"}, {"transcript": None}, False),
+        ({"session_id": "e1", "source": "resume"}, {"transcript": None}, True),  # not looked at
+    ],
+)
+def test_which_sessions_read_the_same_transcript_facts(
+    payload: dict[str, object], stored: dict[str, object], serves: bool
+) -> None:
+    assert (fastpath._hook_matches(_stored(**stored), payload) is None) is serves
+
+
+def test_an_existing_transcript_of_a_new_session_is_not_served(tmp_path: Path) -> None:
+    path = tmp_path / "s1.jsonl"
+    path.write_text("{}\n")
+    payload = {"session_id": "s1", "transcript_path": str(path), "source": "startup"}
+    assert fastpath._hook_matches(_stored(), payload) == "another session, whose transcript exists"
+    same = _stored(session="s1", transcript=str(path), transcript_sig=None)
+    assert fastpath._hook_matches(same, payload) == "the hook's transcript changed"
