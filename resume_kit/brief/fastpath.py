@@ -12,9 +12,13 @@ signature of every path the build opened, listed or looked at (recorded by
 
 :func:`serve` (first thing in ``cli.app.main`` for ``brief``) checks the receipt and serves it
 only when every part matches; any doubt, difference or error is a miss and the full build runs.
-Not served: ``--format json`` (it carries the snapshot id and the second), ``claude-hook`` and
-``copilot-hook`` (hook input, once-per-compaction gating), ``-o``, ``--summarize``, a session
-summary, or an approved repository template (its context holds the second too).
+The hook formats (``claude-hook``, ``copilot-hook``) are served too: the payload is read and the
+gating decided as the full path does (and handed to it on a miss), the body is wrapped in the
+same envelope, a new session is served when the transcript facts would be the same
+(:func:`_hook_matches`) and the activity log judges the same with the meter event added.
+Not served: ``--format json`` (it carries the snapshot id and the second), ``-o``,
+``--summarize``, a session summary, or an approved repository template (its context holds the
+second too).
 """
 
 from __future__ import annotations
@@ -30,10 +34,14 @@ if TYPE_CHECKING:
 
     from resume_kit.infra.deps import Recorder
 
-RECEIPT_VERSION = 1
+RECEIPT_VERSION = 2
 # A receipt file: this line, the SHA-256 of the rest, a newline, then the receipt as marshal
 # data (plain dicts, lists, strings and numbers; json would import re on the served path).
-RECEIPT_MAGIC = b"resume-kit served brief 1\n"
+RECEIPT_MAGIC = b"resume-kit served brief 2\n"
+HOOK_FORMATS = ("claude-hook", "copilot-hook")
+# facts.transcripts.FRESH_SOURCES (a test keeps them equal; that package is heavy to import):
+# a new session's own transcript is not read, the newest other session's is
+NEW_SESSION_SOURCES = ("startup", "clear", "fork")
 NO_FASTPATH_ENV = "RESUME_KIT_NO_FASTPATH"  # set: never serve and never store a receipt
 DEBUG_ENV = "RESUME_KIT_DEBUG_FASTPATH"  # set: one line on stderr, served or why not
 MAX_RECEIPT_BYTES = 8 * 1024 * 1024
@@ -57,11 +65,12 @@ def disabled() -> bool:
 
 def parse_request(args: list[str]) -> dict[str, Any] | None:
     """The options of a ``brief`` argv this path serves, normalised as the CLI parses them; None
-    for anything else (another command, ``--help``, json or hook formats, ``-o``, bad values)."""
+    for anything else (another command, ``--help``, json, ``-o``, bad values)."""
     if not args or args[0] != "brief":
         return None
     max_tokens: int | None = None
     summarize: bool | None = None
+    fmt = "markdown"
     rest = args[1:]
     while rest:
         arg = rest.pop(0)
@@ -77,13 +86,23 @@ def parse_request(args: list[str]) -> dict[str, Any] | None:
                 return None
             max_tokens = int(value)
         elif name == "--format":
-            if value != "markdown":
+            if value not in ("markdown", *HOOK_FORMATS):
                 return None
+            fmt = value
         elif arg == "--no-summarize":
             summarize = False
         else:
             return None
+    if fmt in HOOK_FORMATS:  # a hook's brief is never summarised: the option changes nothing
+        return {"max_tokens": max_tokens, "format": fmt}
     return {"max_tokens": max_tokens, "summarize": summarize}
+
+
+def hook_request(request: dict[str, Any], hook_input: dict[str, Any]) -> dict[str, Any]:
+    """A hook brief's request with what of the payload the build uses, besides the session's
+    id and transcript (those are compared in :func:`_hook_matches`), for its key."""
+    shape = [hook_input.get(name) for name in ("cwd", "source", "hook_event_name")]
+    return {**request, "payload": shape}
 
 
 def _environment() -> list[list[str]]:
@@ -151,10 +170,8 @@ def serve(args: list[str]) -> int | None:
     if debug:
         from resume_kit.infra.messages import say
 
-        say(
-            "fastpath: "
-            + ("served the stored brief" if receipt is not None else f"building: {why}")
-        )
+        served = "served the stored brief" if why == "served" else f"served: {why}"
+        say("fastpath: " + (served if receipt is not None else f"building: {why}"))
     if receipt is None:
         return None
     # Once printing starts there is no going back to a build: a closed pipe ends it quietly,
@@ -230,7 +247,8 @@ def decode_receipt(data: bytes) -> dict[str, Any] | None:
 
 RECEIPT_TYPES = {"key": str, "stdout": str, "stderr": str, "stderr_before_stdout": int,
                  "code": int, "created": int, "ages_steady": float, "until": float,
-                 "status": dict, "deps": list}  # fmt: skip
+                 "status": dict, "deps": list, "hook": dict}  # fmt: skip
+SILENT = {"stdout": "", "stderr": "", "stderr_before_stdout": 0, "code": 0}
 
 
 def _shaped(value: object) -> bool:
@@ -248,25 +266,33 @@ def _serve(args: list[str]) -> tuple[dict[str, Any] | None, str]:
     if request is None:
         return None, "not a brief this path serves"
     cwd = os.getcwd()
+    if "format" in request:
+        return _serve_hook(request, cwd)
     receipt = _read_receipt(receipt_path(request, cwd))
     if receipt is None:
         return None, "no stored brief"
+    why = _check(receipt, request, cwd)
+    return (receipt, "served") if why is None else (None, why)
+
+
+def _check(receipt: dict[str, Any], request: dict[str, Any], cwd: str) -> str | None:
+    """None when nothing the stored brief depends on changed, else what did."""
     key = key_text(request, cwd)
     if receipt.get("key") != key:
-        return None, f"{_key_difference(receipt.get('key'), key)} differs"
+        return f"{_key_difference(receipt.get('key'), key)} differs"
     from resume_kit.core.clock import clock_ns
 
     now = clock_ns() / 1e9
     created, ages_steady, until = receipt["created"], receipt["ages_steady"], receipt["until"]
     if not (created <= int(now) <= created + ages_steady - SAFETY_S and now < until - SAFETY_S):
-        return None, "the clock moved past what the stored brief says"
+        return "the clock moved past what the stored brief says"
     status = receipt["status"]
     git = find_program("git")
     if git is None or git != status["git"]:
-        return None, "git is not the one the stored brief ran"
+        return "git is not the one the stored brief ran"
     for path, recorded, listed in status["config"]:
         if _differs(signature(path, listed=listed), recorded):
-            return None, f"changed: {path}"
+            return f"changed: {path}"
     child = _spawn_status(git, status["argv"], status["cwd"])  # runs while the stats are taken
     try:
         changed = next(
@@ -282,15 +308,110 @@ def _serve(args: list[str]) -> tuple[dict[str, Any] | None, str]:
         raise
     if changed is not None:
         _abandon(child)
-        return None, f"changed: {changed}"
+        return f"changed: {changed}"
     output, ok = _collect(child)
     if not ok:
-        return None, "git status failed"
+        return "git status failed"
     from resume_kit.infra.cachedir import sha256_hex
 
     if sha256_hex(output) != status["sha256"]:
-        return None, "git status differs"
-    return receipt, "served"
+        return "git status differs"
+    return None
+
+
+# --------------------------------------------------------------------------- the hook formats
+
+# (the payload, whether this event delivers the brief, or what the gating raised): the served
+# path read stdin and ran the gating, so a build after a miss must not do either again
+_hook_handoff: tuple[dict[str, Any], bool | BaseException] | None = None
+
+
+def take_hook_handoff() -> tuple[dict[str, Any], bool] | None:
+    """What the served path read and decided for this hook, once; None when it did not run."""
+    global _hook_handoff
+    taken, _hook_handoff = _hook_handoff, None
+    if taken is None:
+        return None
+    hook_input, decided = taken
+    if isinstance(decided, BaseException):
+        raise decided
+    return hook_input, decided
+
+
+def _serve_hook(request: dict[str, Any], cwd: str) -> tuple[dict[str, Any] | None, str]:
+    """A hook's brief: its payload read and its gating decided as the full path does them
+    (and handed to it on a miss), then the stored body checked, judged and wrapped."""
+    global _hook_handoff
+    from resume_kit.integrations.agent_input import read_hook_input
+    from resume_kit.integrations.hook_gate import delivers, for_event
+
+    copilot = request["format"] == "copilot-hook"
+    hook_input = read_hook_input(timeout=1.0)
+    _hook_handoff = (hook_input, False)
+    try:
+        delivered = delivers(hook_input, copilot)
+    except Exception as exc:  # the build reports it as it always has
+        _hook_handoff = (hook_input, exc)
+        raise
+    _hook_handoff = (hook_input, delivered)
+    if not delivered:
+        return SILENT, "this event does not deliver the brief"
+    keyed = hook_request(request, hook_input)
+    receipt = _read_receipt(receipt_path(keyed, cwd))
+    if receipt is None:
+        return None, "no stored brief"
+    hook = receipt["hook"]
+    why = _hook_matches(hook, hook_input) or _check(receipt, keyed, cwd)
+    if why is not None:
+        return None, why
+    from resume_kit.core.activity import Limits, judge
+    from resume_kit.facts.activity_log import brief_session, session_event, with_event
+
+    transcript = {"session_id": hook["transcript_session"], "tokens": {"total": hook["tokens"]}}
+    session, tokens = brief_session(hook_input, transcript)
+    event = session_event(hook_input, session, tokens)
+    activity = with_event(hook["root"], session, tokens, event, Limits(*hook["limits"]))
+    if repr(judge(activity, hook["last_verified"])) != hook["judgement"]:
+        return None, "the activity log judges differently"
+    body = for_event(receipt["stdout"], hook_input, copilot)  # before the write: no way back
+    if event is not None:
+        from resume_kit.facts.activity_log import add_event
+
+        try:
+            add_event(hook["root"], event)
+        except OSError:  # as the build: the log judged as it is after the failed write
+            activity = with_event(hook["root"], session, tokens, None, Limits(*hook["limits"]))
+            if repr(judge(activity, hook["last_verified"])) != hook["judgement"]:
+                return None, "the meter's event could not be written"
+    return {**receipt, "stdout": body}, "served"
+
+
+def _hook_matches(hook: dict[str, Any], hook_input: dict[str, Any]) -> str | None:
+    """None when the build would read the same transcript facts for this payload's session as
+    for the stored one's (facts.transcripts.read_transcript): the same session and transcript;
+    or no transcript in either and a discovery that does not look at the session (not a new
+    session), or that passed over no session for its id and did not read this one's; or two
+    transcripts that do not exist yet, so the newest other session of the tree was read, and
+    that is neither this session nor found by passing over one."""
+    session, path = hook_input.get("session_id"), hook_input.get("transcript_path")
+    found = None if path is None else signature(os.path.abspath(path))
+    now = None if found is None else list(found)
+    if session == hook["session"] and path == hook["transcript"]:
+        return None if now == hook["transcript_sig"] else "the hook's transcript changed"
+    new_session = hook_input.get("source") in NEW_SESSION_SOURCES
+    if path is None and hook["transcript"] is None and not new_session:
+        return None
+    if (path is None) != (hook["transcript"] is None):
+        return "another session, with or without a transcript"
+    if path is not None and (now is not None or hook["transcript_sig"] is not None):
+        return "another session, whose transcript exists"
+    if path is not None and not hook["earlier"]:
+        return "another session, and the stored brief read no earlier one"
+    if hook["session_skipped"]:
+        return "another session, and the stored brief passed over one for its id"
+    if hook["earlier"] and hook["transcript_session"] == session:
+        return "the new session is the one the stored brief read"
+    return None
 
 
 def _key_difference(stored: Any, now: str) -> str:
@@ -372,6 +493,35 @@ def refuse(reason: str) -> None:
         _active.refused.append(reason)
 
 
+def session_skipped() -> None:
+    """The transcript reader passed over a session for having the hook's session id: the
+    brief is not served to another new session (which would not pass over it)."""
+    if _active is not None and _active.hook is not None:
+        _active.hook["session_skipped"] = True
+
+
+def observe_hook(root: str, transcript: Any, activity: Any, last_verified: str | None) -> None:
+    """What a hook brief's build read that its payload decides: the transcript's session and
+    tokens, the activity judged (a served brief judges the log again; reconcile's activity
+    findings say only what :func:`resume_kit.core.activity.judge` returns)."""
+    if _active is None or _active.hook is None:
+        return
+    from resume_kit.core.activity import judge
+    from resume_kit.facts.activity_log import brief_session
+
+    session, tokens = brief_session(None, transcript)
+    limits = activity.limits
+    _active.hook.update(
+        root=root,
+        earlier=isinstance((transcript or {}).get("earlier_session"), dict),
+        transcript_session=session,
+        tokens=tokens,
+        last_verified=last_verified,
+        limits=[limits.compactions, limits.sessions, limits.tokens],
+        judgement=repr(judge(activity, last_verified)),
+    )
+
+
 class _Tee:
     """stderr as it is, and a copy of what was written (the receipt's stderr text)."""
 
@@ -390,12 +540,23 @@ class _Tee:
 class Recording:
     """One full brief being recorded for serving; :meth:`end` always, :meth:`store` on success."""
 
-    def __init__(self, request: dict[str, Any]) -> None:
+    def __init__(self, request: dict[str, Any], hook_input: dict[str, Any] | None = None) -> None:
         import time
 
         from resume_kit.core.timeutil import track_steadiness
         from resume_kit.infra.deps import Watch
 
+        # a hook's brief: its payload's session and transcript, then what observe_hook saw
+        self.hook: dict[str, Any] | None = None
+        if hook_input is not None:
+            request = hook_request(request, hook_input)
+            path = hook_input.get("transcript_path")
+            self.hook = {
+                "session": hook_input.get("session_id"),
+                "transcript": path,
+                "transcript_sig": None if path is None else signature(os.path.abspath(path)),
+                "session_skipped": False,
+            }
         self.request = request
         self.cwd = os.getcwd()
         self.key = key_text(request, self.cwd)
@@ -452,10 +613,28 @@ class Recording:
         git = find_program(argv[0])
         if git is None:
             return "git is not on PATH"
-        deps = self._dependencies(layout, output, path, git)
+        hook: dict[str, Any] = {}
+        if self.hook is not None:
+            if "judgement" not in self.hook:
+                _remove(path)
+                return "the hook's activity was not observed"
+            hook = self.hook
+            if hook["transcript_sig"] is not None:
+                hook["transcript_sig"] = list(hook["transcript_sig"])
+        # a hook's brief: the activity log every session start writes is judged again, not
+        # compared by its stat signature; the session's transcript is compared by _hook_matches
+        judged: set[str] = set()
+        if self.hook is not None:
+            from resume_kit.facts.activity_log import log_path
+
+            judged.add(str(log_path(hook["root"])))
+        deps = self._dependencies(layout, output, path, git, judged)
         if isinstance(deps, str):
             _remove(path)
             return deps
+        if isinstance(hook.get("transcript"), str):
+            transcript = os.path.abspath(hook["transcript"])
+            deps = [dep for dep in deps if dep[0] != transcript]
         configs = set(_git_config_files(str(layout.root)))
         # what git's configuration is made of, checked before the served git status starts:
         # a filter driver added since would otherwise run (the argv overrides only the old ones)
@@ -484,6 +663,7 @@ class Recording:
                 "config": config_deps,
             },
             "deps": deps,
+            "hook": hook,
         }
         folder = os.path.dirname(path)  # private; the cache root above is left as it is
         os.makedirs(folder, 0o700, exist_ok=True)
@@ -493,7 +673,7 @@ class Recording:
         return None
 
     def _dependencies(
-        self, layout: Any, status_output: bytes, receipt: str, git: str
+        self, layout: Any, status_output: bytes, receipt: str, git: str, judged: set[str]
     ) -> list[list[Any]] | str:
         from resume_kit.facts.git import parse_status_v2
 
@@ -542,6 +722,8 @@ class Recording:
         paths.update(explicit)
         paths.update(dict.fromkeys(git_folders))
         paths.pop(receipt, None)
+        for path in judged:
+            paths.pop(path, None)
         deps: list[list[Any]] = []
         for path in paths:
             listed = path not in looked
@@ -694,10 +876,13 @@ def _remove(path: str) -> None:
         os.unlink(path)
 
 
-def begin(request: dict[str, Any] | None) -> Recording | None:
-    """Start recording the full brief about to be built, when a receipt could serve it."""
+def begin(
+    request: dict[str, Any] | None, hook_input: dict[str, Any] | None = None
+) -> Recording | None:
+    """Start recording the full brief about to be built, when a receipt could serve it (a
+    hook's brief with the payload it answers)."""
     global _active
     if request is None or disabled() or _active is not None:
         return None
-    _active = Recording(request)
+    _active = Recording(request, hook_input)
     return _active

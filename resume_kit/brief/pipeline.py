@@ -51,6 +51,13 @@ def build(
 
     activity = for_brief(str(layout.root), hook_input, snapshot, config.no_progress)
     findings = reconcile(progress, snapshot, activity)
+    if hook_mode:
+        from resume_kit.brief.fastpath import observe_hook
+        from resume_kit.core.reconcile import last_verified
+
+        observe_hook(
+            str(layout.root), snapshot.get("transcript"), activity, last_verified(progress)
+        )
 
     summary = None
     from resume_kit.progress_file.config import should_summarize

@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections.abc import Sequence
@@ -38,6 +37,8 @@ def call_signature(tool: str, tool_input: object) -> str:
         text = json.dumps(tool_input, sort_keys=True, ensure_ascii=False, default=str)
     except (TypeError, ValueError, RecursionError):
         text = repr(tool_input)
+    import hashlib  # not at the top: the served hook brief imports this module, never these
+
     return hashlib.sha256(f"{tool}\0{text}".encode()).hexdigest()[:16]
 
 
@@ -47,6 +48,8 @@ _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 def result_signature(text: str) -> str:
     """A failure's identity: numbers (times, ids, line counts) and white space do not count."""
     normal = " ".join(_NUMBER.sub("0", text).split())
+    import hashlib
+
     return hashlib.sha256(normal.encode()).hexdigest()[:16]
 
 
@@ -131,6 +134,16 @@ class Activity:
     events: tuple[MeterEvent, ...] = ()
     tokens_now: dict[str, int] = field(default_factory=dict)
     limits: Limits = Limits()
+
+
+def judge(
+    activity: Activity, last_verified: str | None
+) -> tuple[list[CallRecord], NoProgress | None]:
+    """(the loop of the brief's session, the meter's verdict): all that reconcile's activity
+    findings say. The session is the brief's, else the newest call's."""
+    session = activity.session or (activity.calls[-1].session if activity.calls else None)
+    stalled = no_progress(activity.events, last_verified, activity.tokens_now, activity.limits)
+    return repeated(activity.calls, session), stalled
 
 
 def describe_no_progress(found: NoProgress) -> str:

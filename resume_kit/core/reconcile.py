@@ -361,13 +361,18 @@ def _finalise(found: list[Finding], order: Mapping[str, int]) -> list[Finding]:
     return [f for _, f in indexed]
 
 
+def last_verified(progress: Progress) -> str | None:
+    """When a unit was last verified (the meter counts from there)."""
+    verified = [u.evidence.verified_at for u in progress.units if u.evidence is not None]
+    return max(verified, default=None)
+
+
 def _activity(progress: Progress, activity: Activity) -> list[Finding]:
     """REPEATED_CALLS and NO_PROGRESS from what the agent's hooks recorded (issue 15)."""
-    from resume_kit.core.activity import describe_no_progress, no_progress, repeated
+    from resume_kit.core.activity import describe_no_progress, judge
 
     found: list[Finding] = []
-    session = activity.session or (activity.calls[-1].session if activity.calls else None)
-    loop = repeated(activity.calls, session)
+    loop, stalled = judge(activity, last_verified(progress))
     if loop:
         found.append(
             finding(
@@ -378,10 +383,6 @@ def _activity(progress: Progress, activity: Activity) -> list[Finding]:
                 "approach, or stop and report what blocks you",
             )
         )
-    verified = [u.evidence.verified_at for u in progress.units if u.evidence is not None]
-    stalled = no_progress(
-        activity.events, max(verified, default=None), activity.tokens_now, activity.limits
-    )
     if stalled is not None:
         found.append(
             finding(

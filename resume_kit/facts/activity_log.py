@@ -11,10 +11,13 @@ import json
 import os
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
 
 from resume_kit.core.activity import Activity, CallRecord, Limits, MeterEvent
 from resume_kit.infra.cachedir import ensure_private, sha256_hex, user_cache_root
+
+TYPE_CHECKING = False  # typing costs milliseconds on the served hook brief; mypy reads the guard
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_CALLS = 30
 MAX_EVENTS = 200
@@ -50,8 +53,12 @@ def _write(root: str, data: dict[str, Any]) -> None:
 
 
 def calls(root: str) -> list[CallRecord]:
+    return _calls(read(root)["calls"])
+
+
+def _calls(raws: list[Any]) -> list[CallRecord]:
     found: list[CallRecord] = []
-    for raw in read(root)["calls"]:
+    for raw in raws:
         with contextlib.suppress(TypeError, ValueError):
             record = CallRecord(**raw)
             if all(
@@ -63,8 +70,12 @@ def calls(root: str) -> list[CallRecord]:
 
 
 def events(root: str) -> list[MeterEvent]:
+    return _events(read(root)["events"])
+
+
+def _events(raws: list[Any]) -> list[MeterEvent]:
     found: list[MeterEvent] = []
-    for raw in read(root)["events"]:
+    for raw in raws:
         with contextlib.suppress(TypeError, ValueError):
             event = MeterEvent(**raw)
             if isinstance(event.at, str) and isinstance(event.kind, str):
@@ -104,20 +115,50 @@ def for_brief(
 ) -> Activity:
     """The activity reconcile judges for a brief; a SessionStart hook's start, resume or
     compaction is added to the meter first (with the session's transcript tokens)."""
-    from resume_kit.model.progress import now_iso
-
     transcript = snapshot.get("transcript") if isinstance(snapshot, dict) else None
+    session, tokens = brief_session(hook_input, transcript)
+    event = session_event(hook_input, session, tokens)
+    if event is not None:
+        with contextlib.suppress(OSError):
+            add_event(root, event)
+    return with_event(root, session, tokens, None, limits)
+
+
+def brief_session(
+    hook_input: dict[str, Any] | None, transcript: Any
+) -> tuple[str | None, int | None]:
+    """(the session a brief is for: the hook's, else the transcript's; its transcript tokens)."""
     transcript = transcript if isinstance(transcript, dict) else {}
     session = (hook_input or {}).get("session_id") or transcript.get("session_id")
     session = session if isinstance(session, str) else None
     total = (transcript.get("tokens") or {}).get("total")
     tokens = total if isinstance(total, int) and not isinstance(total, bool) else None
+    return session, tokens
+
+
+def session_event(
+    hook_input: dict[str, Any] | None, session: str | None, tokens: int | None
+) -> MeterEvent | None:
+    """The meter event a SessionStart hook's brief records, or None (not a session start)."""
     source = (hook_input or {}).get("source")
     if source in SESSION_SOURCES and (hook_input or {}).get("hook_event_name") in (
         None,
         "SessionStart",
     ):
-        with contextlib.suppress(OSError):
-            add_event(root, MeterEvent(now_iso(), str(source), session, tokens))
+        from resume_kit.core.timeutil import now_utc
+
+        return MeterEvent(now_utc(), str(source), session, tokens)
+    return None
+
+
+def with_event(
+    root: str, session: str | None, tokens: int | None, event: MeterEvent | None, limits: Limits
+) -> Activity:
+    """The activity of the log as it is, with ``event`` added as :func:`add_event` would (the
+    served hook brief judges it before it writes the event)."""
+    data = read(root)
+    raw_events = data["events"]
+    if event is not None:
+        raw_events = [*raw_events, asdict(event)][-MAX_EVENTS:]
     now = {session: tokens} if session is not None and tokens is not None else {}
-    return Activity(tuple(calls(root)), session, tuple(events(root)), now, limits)
+    return Activity(tuple(_calls(data["calls"])), session, tuple(_events(raw_events)), now, limits)

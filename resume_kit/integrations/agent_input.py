@@ -11,7 +11,10 @@ import json
 import os
 import sys
 import time
-from typing import IO, Any
+
+TYPE_CHECKING = False  # typing costs milliseconds on the served hook path; mypy reads the guard
+if TYPE_CHECKING:
+    from typing import IO, Any
 
 # The fields a hook's stdin carries that resume-kit uses; everything else is dropped.
 _STRING_FIELDS = ("session_id", "transcript_path", "cwd", "source", "trigger", "hook_event_name")

@@ -4,14 +4,20 @@ row 21)."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.adversarial.test_security_hooks import EVIL, PROGRESS
+from tests.e2e.test_brief_fastpath import Workspace, workspace
 from tests.hostile import hostile_clone, run_user
+
+__all__ = ["workspace"]  # the fixture, imported for pytest
 
 DEBUG = {"RESUME_KIT_DEBUG_FASTPATH": "1", "RESUME_KIT_TRUST": "all"}
 
@@ -61,3 +67,31 @@ def test_a_new_filter_driver_is_never_run_by_the_served_brief(tmp_path: Path) ->
     code = "import subprocess, sys; subprocess.run(['git', 'status'], cwd=sys.argv[1])"
     subprocess.run([sys.executable, "-c", code, str(victim), "resume_kit"], check=True)
     assert hits.exists()
+
+
+def test_a_hostile_hook_payload_is_served_or_built_as_the_full_path_does(
+    workspace: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The served hook brief reads stdin capped (1 MiB, known fields only) and only looks at
+    the payload's transcript path (lstat: a FIFO there never hangs it, nothing is opened);
+    the session id names files only through a hash (docs/security.md, row 21)."""
+    from tests.e2e.test_brief_fastpath_hooks import differential, payload
+
+    monkeypatch.chdir(workspace.root)
+    differential(workspace, payload("first"))  # a receipt for new sessions
+    fifo = workspace.root.parent / "transcript.fifo"
+    os.mkfifo(fifo)
+    hostile = json.loads(payload("../../../../etc/passwd"))
+    hostile["transcript_path"] = str(fifo)
+    done = differential(workspace, json.dumps(hostile).encode())
+    assert not done.served and "whose transcript exists" in done.debug
+    huge = b'{"session_id": "' + b"x" * (3 << 20) + b'", "source": "startup"}'
+    differential(workspace, huge)
+    outside = json.loads(payload("escape"))
+    outside["cwd"] = "/"
+    differential(workspace, json.dumps(outside).encode())
+    cache = Path(os.environ["XDG_CACHE_HOME"])
+    written = {
+        p for p in workspace.root.parent.rglob("*") if p.is_file() and cache not in p.parents
+    }
+    assert not any("passwd" in p.name for p in written)

@@ -381,3 +381,45 @@ def test_version_imports_nothing_beyond_the_standard_library(tmp_path: Path) -> 
         "resume_kit.cli",
         "resume_kit.cli.app",
     }
+
+
+SERVED_HOOK_BRIEF = SERVED_BRIEF | {
+    "resume_kit.integrations",
+    "resume_kit.integrations.agent_input",
+    "resume_kit.integrations.hook_gate",
+    "resume_kit.integrations.compact_once",
+    "resume_kit.facts",
+    "resume_kit.facts.activity_log",
+    "resume_kit.core.activity",
+    "resume_kit.core.timeutil",
+    "resume_kit.infra.safefs",  # the activity log read, then written (the meter's event)
+    "resume_kit.infra.store",
+    "resume_kit.infra.paths",
+}
+
+
+def test_unchanged_hook_brief_is_served_with_the_standard_library_only(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import time
+
+    monkeypatch.setenv("RESUME_KIT_NOW", str(int(time.time())))
+    payload = json.dumps(
+        {"session_id": "s-imports", "hook_event_name": "SessionStart", "source": "startup",
+         "transcript_path": str(tmp_path / "s-imports.jsonl"), "cwd": str(workspace)}
+    )  # fmt: skip
+    args = ("brief", "--format", "claude-hook")
+    built = cli_modules(workspace, tmp_path, *args, stdin=payload)
+    assert "resume_kit.brief.pipeline" in built
+    served = cli_modules(workspace, tmp_path, *args, stdin=payload)
+    if "resume_kit.brief.pipeline" in served:  # an input written just before: see above
+        served = cli_modules(workspace, tmp_path, *args, stdin=payload)
+    assert "resume_kit.brief.pipeline" not in served
+    bare = subprocess.run(
+        [sys.executable, "-c", "import json, sys; print(json.dumps(sorted(sys.modules)))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert third_party(served) - set(json.loads(bare.stdout)) <= SERVED_HOOK_BRIEF
+    assert heavy(served, NEVER | RENDERING | READING | {"rich", "typer", "yaml"}) == []

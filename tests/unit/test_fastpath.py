@@ -27,6 +27,11 @@ from resume_kit.infra import deps
             ["brief", "--format=markdown", "--no-summarize"],
             {"max_tokens": None, "summarize": False},
         ),
+        (["brief", "--format=claude-hook"], {"max_tokens": None, "format": "claude-hook"}),
+        (
+            ["brief", "--format", "copilot-hook", "--max-tokens", "900", "--no-summarize"],
+            {"max_tokens": 900, "format": "copilot-hook"},
+        ),
     ],
 )
 def test_the_argv_it_serves(argv: list[str], request_: dict[str, object]) -> None:
@@ -39,8 +44,8 @@ def test_the_argv_it_serves(argv: list[str], request_: dict[str, object]) -> Non
         [],
         ["status"],
         ["brief", "--format", "json"],
-        ["brief", "--format=claude-hook"],
-        ["brief", "--format", "copilot-hook"],
+        ["brief", "--format", "codex-hook"],
+        ["brief", "--format", "claude-hook", "-o", "brief.md"],
         ["brief", "-o", "brief.md"],
         ["brief", "--output=brief.md"],
         ["brief", "--summarize"],
@@ -74,6 +79,7 @@ receipts = st.fixed_dictionaries(
         "until": st.floats(allow_nan=False),
         "status": st.dictionaries(st.text(), plain, max_size=4),
         "deps": st.lists(plain, max_size=4),
+        "hook": st.dictionaries(st.text(), plain, max_size=4),
     }
 )
 
@@ -194,3 +200,70 @@ def test_a_signature_tells_what_changed(tmp_path: Path) -> None:
     target.write_text("two, longer")
     assert deps.signature(str(link)) != before  # a symlink's target counts too
     assert deps.signature(str(tmp_path / "nothing")) is None
+
+
+def test_new_session_sources_are_the_transcript_readers_fresh_sources() -> None:
+    from resume_kit.facts.transcripts import FRESH_SOURCES
+
+    assert fastpath.NEW_SESSION_SOURCES == FRESH_SOURCES
+
+
+def _stored(**over: object) -> dict[str, object]:
+    hook: dict[str, object] = {"session": "s0", "transcript": "/nowhere/s0.jsonl",
+                               "transcript_sig": None, "earlier": True,
+                               "transcript_session": "e1", "session_skipped": False}  # fmt: skip
+    hook.update(over)
+    return hook
+
+
+@pytest.mark.parametrize(
+    ("payload", "stored", "serves"),
+    [
+        ({"session_id": "s0", "transcript_path": "/nowhere/s0.jsonl"}, {}, True),
+        (
+            {"session_id": "s1", "transcript_path": "/nowhere/s1.jsonl", "source": "startup"},
+            {},
+            True,
+        ),
+        (
+            {"session_id": "s1", "transcript_path": "/nowhere/s1.jsonl", "source": "resume"},
+            {},
+            True,
+        ),
+        ({"session_id": "e1", "transcript_path": "/nowhere/e1.jsonl"}, {}, False),  # the one read
+        ({"session_id": "s1", "transcript_path": "/nowhere/s1.jsonl"}, {"earlier": False}, False),
+        (
+            {"session_id": "s1", "transcript_path": "/nowhere/s1.jsonl"},
+            {"session_skipped": True},
+            False,
+        ),
+        (
+            {"session_id": "s1", "transcript_path": "/nowhere/s1.jsonl"},
+            {"transcript_sig": [1, 2, 3]},
+            False,
+        ),
+        ({"session_id": "s1"}, {}, False),  # one has a transcript path, the other not
+        ({"session_id": "s1"}, {"transcript": None, "earlier": False}, True),  # discovery
+        ({"session_id": "s1", "source": "startup"}, {"transcript": None, "earlier": False}, True),
+        (
+            {"session_id": "s1", "source": "clear"},
+            {"transcript": None, "session_skipped": True},
+            False,
+        ),
+        ({"session_id": "e1", "source": "startup"}, {"transcript": None}, False),
+        ({"session_id": "e1", "source": "resume"}, {"transcript": None}, True),  # not looked at
+    ],
+)
+def test_which_sessions_read_the_same_transcript_facts(
+    payload: dict[str, object], stored: dict[str, object], serves: bool
+) -> None:
+    assert (fastpath._hook_matches(_stored(**stored), payload) is None) is serves
+
+
+def test_an_existing_transcript_of_a_new_session_is_not_served(tmp_path: Path) -> None:
+    path = tmp_path / "s1.jsonl"
+    path.write_text("{}\n")
+    payload = {"session_id": "s1", "transcript_path": str(path), "source": "startup"}
+    assert fastpath._hook_matches(_stored(), payload) == "another session, whose transcript exists"
+    same = _stored(session="s1", transcript=str(path), transcript_sig=None)
+    assert fastpath._hook_matches(same, payload) == "the hook's transcript changed"

@@ -11,21 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from resume_kit.brief.pipeline import build
-from resume_kit.cli.commands.brief import HOOK_FORMAT, write
+from resume_kit.cli.commands.brief import COPILOT_FORMAT, HOOK_FORMAT, write
 from resume_kit.infra.errors import NotARepositoryError, ProgressFileError, ResumeKitError
-
-
-def _for_event(answer: str, hook_input: dict[str, Any], copilot: bool = False) -> str:
-    """PostCompact takes no hookSpecificOutput: its plain stdout reaches the model. Copilot CLI
-    reads a flat ``{"additionalContext": ...}``."""
-    if hook_input.get("hook_event_name") != "PostCompact" and not copilot:
-        return answer
-    import json
-
-    context = str(json.loads(answer)["hookSpecificOutput"]["additionalContext"])
-    if copilot:
-        return json.dumps({"additionalContext": context}, ensure_ascii=False) + "\n"
-    return context + "\n"
+from resume_kit.integrations.hook_gate import for_event
 
 
 def _hook_note(message: str) -> str:
@@ -46,49 +34,40 @@ def _hook_note(message: str) -> str:
     )
 
 
-def _first_for_compaction(hook_input: dict[str, Any]) -> bool:
-    from resume_kit.infra.cachedir import user_cache_root
-    from resume_kit.integrations.compact_once import compaction_event, should_deliver
-
-    event = compaction_event(hook_input)
-    session = hook_input.get("session_id")
-    if event is None or not isinstance(session, str) or not session:
-        return True
-    return should_deliver(user_cache_root(), session, event)
-
-
-def _copilot_prompt_delivers(hook_input: dict[str, Any]) -> bool:
-    """Copilot CLI's userPromptSubmitted: the first prompt since the session started, resumed
-    or compacted delivers (``prompt_once``); an event with a ``source`` (sessionStart) or a
-    ``trigger`` (preCompact) never does."""
-    from resume_kit.infra.cachedir import user_cache_root
-    from resume_kit.integrations import prompt_once
-
-    if "source" in hook_input or "trigger" in hook_input:
-        return False
-    session = hook_input.get("session_id")
-    if not isinstance(session, str) or not session:
-        return True
-    stamp = hook_input.get("timestamp")
-    return prompt_once.take(user_cache_root(), session, stamp if isinstance(stamp, int) else None)
-
-
 def run_hook(max_tokens: int | None, output: Path | None, copilot: bool = False) -> int:
+    from resume_kit.brief import fastpath
     from resume_kit.cli.ui import say
+    from resume_kit.integrations.hook_gate import delivers
 
     hook_input: dict[str, Any] = {}
     try:
-        from resume_kit.integrations.agent_input import read_hook_input
+        # the served path may have read stdin and decided already (then it could not serve)
+        taken = fastpath.take_hook_handoff()
+        if taken is None:
+            from resume_kit.integrations.agent_input import read_hook_input
 
-        hook_input = read_hook_input(timeout=1.0)
-        if copilot and not _copilot_prompt_delivers(hook_input):
-            return 0  # not a prompt, or not the first since the session (re)started
-        if not copilot and not _first_for_compaction(hook_input):
-            return 0  # the other event of this compaction delivered the brief
-        text, rendered, _ = build(max_tokens, HOOK_FORMAT, False, hook_input=hook_input)
-        write(_for_event(text, hook_input, copilot), output)
-        if not rendered.fits:
-            say("the brief is over its token budget even at its minimum")
+            hook_input = read_hook_input(timeout=1.0)
+            delivered = delivers(hook_input, copilot)
+        else:
+            hook_input, delivered = taken
+        if not delivered:
+            return 0  # not a prompt or not the first since the session (re)started, or the
+            # other event of this compaction delivered the brief
+        fmt = COPILOT_FORMAT if copilot else HOOK_FORMAT
+        request = {"max_tokens": max_tokens, "format": fmt} if output is None else None
+        recording = fastpath.begin(request, hook_input)
+        try:
+            text, rendered, layout = build(max_tokens, HOOK_FORMAT, False, hook_input=hook_input)
+            if recording is not None:
+                recording.printing()
+            write(for_event(text, hook_input, copilot), output)
+            if not rendered.fits:
+                say("the brief is over its token budget even at its minimum")
+        finally:
+            if recording is not None:
+                recording.end()
+        if recording is not None:
+            recording.store(text, layout, 0)
         return 0
     except (NotARepositoryError, ProgressFileError) as exc:
         if isinstance(exc, NotARepositoryError) or "no progress file" in exc.message:
@@ -106,5 +85,5 @@ def run_hook(max_tokens: int | None, output: Path | None, copilot: bool = False)
     first = (note.splitlines() or [""])[0]
     say(f"no brief: {first}")
     with contextlib.suppress(Exception):
-        write(_for_event(_hook_note(first), hook_input, copilot), output)
+        write(for_event(_hook_note(first), hook_input, copilot), output)
     return 0

@@ -140,6 +140,9 @@ def _read_other(
             continue
         result = _read_as(agent, path, since)
         if session_id and result.get("session_id") == session_id:
+            from resume_kit.brief.fastpath import session_skipped
+
+            session_skipped()  # another new session would not pass over it: not served then
             continue
         if has_conversation(result):
             return result
