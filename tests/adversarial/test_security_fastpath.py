@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.adversarial.test_security_hooks import EVIL, PROGRESS
+from tests.conftest import Result
 from tests.e2e.test_brief_fastpath import Workspace, workspace
 from tests.hostile import hostile_clone, run_user
 
@@ -25,6 +26,18 @@ DEBUG = {"RESUME_KIT_DEBUG_FASTPATH": "1", "RESUME_KIT_TRUST": "all"}
 def _stat_dirty(path: Path) -> None:
     stamp = time.time() + 5
     os.utime(path, (stamp, stamp))
+
+
+def _stored(victim: Path, result: Result) -> None:
+    """Build again while the last build stored no receipt because an input had only just
+    changed (fastpath.RACY_NS: how soon a build starts after a test's write is the machine's
+    speed)."""
+    for _ in range(3):
+        if "changed while the brief was built" not in result.stderr:
+            return
+        result = run_user("brief", cwd=victim, env=DEBUG)
+        assert "served the stored brief" not in result.stderr
+    raise AssertionError(result.stderr)
 
 
 def test_a_new_filter_driver_is_never_run_by_the_served_brief(tmp_path: Path) -> None:
@@ -41,7 +54,7 @@ def test_a_new_filter_driver_is_never_run_by_the_served_brief(tmp_path: Path) ->
         config.write("[include]\n\tpath = ../late.gitconfig\n")
     script = victim / "evil.sh"
     run_user("brief", cwd=victim, env=DEBUG)  # the first brief writes .resume-kit/.gitignore,
-    run_user("brief", cwd=victim, env=DEBUG)  # which the second sees in git status
+    _stored(victim, run_user("brief", cwd=victim, env=DEBUG))  # which the second sees
     assert "served the stored brief" in run_user("brief", cwd=victim, env=DEBUG).stderr
 
     # the included file (a tracked file of the repository) now defines the driver
@@ -51,6 +64,7 @@ def test_a_new_filter_driver_is_never_run_by_the_served_brief(tmp_path: Path) ->
     assert result.code == 0, result.stderr
     assert "served the stored brief" not in result.stderr
     assert not hits.exists(), hits.read_text()
+    _stored(victim, result)
     assert "served the stored brief" in run_user("brief", cwd=victim, env=DEBUG).stderr
 
     # and straight in .git/config: a second driver
@@ -75,10 +89,10 @@ def test_a_hostile_hook_payload_is_served_or_built_as_the_full_path_does(
     """The served hook brief reads stdin capped (1 MiB, known fields only) and only looks at
     the payload's transcript path (lstat: a FIFO there never hangs it, nothing is opened);
     the session id names files only through a hash (docs/security.md, row 21)."""
-    from tests.e2e.test_brief_fastpath_hooks import differential, payload
+    from tests.e2e.test_brief_fastpath_hooks import differential, payload, served_once_stored
 
     monkeypatch.chdir(workspace.root)
-    differential(workspace, payload("first"))  # a receipt for new sessions
+    served_once_stored(workspace, lambda: payload("first"), "a new session")  # a receipt
     fifo = workspace.root.parent / "transcript.fifo"
     os.mkfifo(fifo)
     hostile = json.loads(payload("../../../../etc/passwd"))
