@@ -360,6 +360,27 @@ def _status(root: Path) -> tuple[bytes, bool]:
     return _noted_status(root, args), False
 
 
+class EarlyStatus:
+    """``git status`` started in a thread before the caller's other work (the progress model,
+    the fingerprints' plan), so the tree walk overlaps it; :func:`read_git_facts` takes it
+    instead of starting its own. ``started_ns``: ``time.time_ns()`` before the process began."""
+
+    __slots__ = ("_later", "started_ns")
+
+    def __init__(self, root: Path) -> None:
+        import time
+        from concurrent.futures import ThreadPoolExecutor
+
+        self.started_ns = time.time_ns()
+        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="resume-kit-status")
+        self._later = pool.submit(_status, root)
+        pool.shutdown(wait=False)  # the thread ends when git does
+
+    def result(self) -> tuple[bytes, bool]:
+        """What :func:`_status` returned, or the exception it raised."""
+        return self._later.result()
+
+
 def _noted_status(root: Path, args: list[str]) -> bytes:
     """``git status ARGS`` output, noted for a brief being recorded for serving
     (:mod:`resume_kit.brief.fastpath` runs the same argv to see whether anything changed)."""
@@ -451,6 +472,7 @@ def read_git_facts(
     max_paths: int = 200,
     line_counts: bool = True,
     entries: list[dict[str, Any]] | None = None,
+    status: EarlyStatus | None = None,
 ) -> dict[str, Any]:
     """``{"repo", "changes", "recent_commits"}`` for the snapshot (shapes in the snapshot schema).
 
@@ -459,12 +481,13 @@ def read_git_facts(
     the line counts run alongside status and each other: they are independent processes.
     ``line_counts=False`` skips ``diff --numstat``: every count is null. ``entries`` receives
     every parsed status entry, uncapped and with raw paths (for the fingerprints' reuse).
+    ``status``: the ``git status`` already started for this ``root``.
     """
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         commits_later = pool.submit(_recent_commits, root)  # fails harmlessly when unborn
-        output, has_stash_count = _status(root)
+        output, has_stash_count = _status(root) if status is None else status.result()
         parsed = parse_status_v2(output)
         if entries is not None:
             entries.extend(parsed["entries"])

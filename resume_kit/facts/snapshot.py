@@ -35,6 +35,7 @@ from resume_kit.progress_file.config import Config
 
 if TYPE_CHECKING:
     from resume_kit.facts.fingerprint_reuse import Plan, Reuse
+    from resume_kit.facts.git import EarlyStatus
     from resume_kit.facts.hashcache import HashCache
 
 MAX_ARTIFACTS = 2000  # declared artifacts listed in a snapshot; the rest counted in a note
@@ -266,9 +267,11 @@ def take_snapshot(
     progress: Progress | None = None,
     transcript_path: Path | None = None,
     hook: dict[str, Any] | None = None,
+    status: EarlyStatus | None = None,
 ) -> Snapshot:
     """The workspace facts now, typed (no checksum until saved). ``hook`` is the agent hook's
-    input: its ``source`` and ``session_id`` tell the transcript reader about a fresh start."""
+    input: its ``source`` and ``session_id`` tell the transcript reader about a fresh start.
+    ``status``: the work tree's ``git status``, started before the progress model was read."""
     now_ns = clock_ns()
     steady_base(now_ns // 1_000_000_000)
     notes: list[str] = []
@@ -298,6 +301,7 @@ def take_snapshot(
             max_paths=200,
             line_counts=trigger not in TRIGGERS_WITHOUT_LINE_COUNTS,
             entries=status_entries if reuse_plan is not None else None,
+            status=status,
         )
         changed_since[0] = _changed_since(root, reuse_plan, facts)
         return facts
@@ -309,7 +313,7 @@ def take_snapshot(
 
     git_notes: list[str] = []
     later: list[str] = []
-    status_ns = time.time_ns()
+    status_ns = time.time_ns() if status is None else status.started_ns
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="resume-kit-git") as pool:
         git_later = pool.submit(_guarded, git_notes, "git facts unavailable", {}, read_git)
         listing_later = (
