@@ -51,8 +51,8 @@ def _split_id(unit_id: str) -> tuple[str, int, str] | None:
     return match.group(1), int(match.group(2)), match.group(2)
 
 
-def _follows(previous: str, current: str) -> bool:
-    a, b = _split_id(previous), _split_id(current)
+def _follows(a: tuple[str, int, str] | None, b: tuple[str, int, str] | None) -> bool:
+    """Whether split id ``b`` comes right after split id ``a``."""
     if a is None or b is None or a[0] != b[0] or b[1] != a[1] + 1:
         return False
     # doc-009 → doc-010 keeps the width; 9 → 10 grows without padding; 09 → 10 is fine too.
@@ -62,11 +62,14 @@ def _follows(previous: str, current: str) -> bool:
 def collapse_ids(ids: Sequence[str]) -> list[list[str]]:
     """Runs of consecutive ids (same prefix, numbers +1 each step), in the given order."""
     runs: list[list[str]] = []
+    previous: tuple[str, int, str] | None = None
     for unit_id in ids:
-        if runs and _follows(runs[-1][-1], unit_id):
+        current = _split_id(unit_id)  # each id split once: 10,000 done units on a big plan
+        if runs and _follows(previous, current):
             runs[-1].append(unit_id)
         else:
             runs.append([unit_id])
+        previous = current
     return runs
 
 
