@@ -17,7 +17,7 @@ import os
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from resume_kit.core.clock import clock_ns
 from resume_kit.core.timeutil import from_epoch, steady_base
@@ -29,7 +29,15 @@ from resume_kit.facts.ancestry import (
 )
 from resume_kit.facts.snapshot_store import SCHEMA_VERSION, new_snapshot_id
 from resume_kit.infra.paths import Layout, as_posix
-from resume_kit.model.facts import Changes, RepoFacts, Snapshot, UnitFacts, admit, section_problem
+from resume_kit.model.facts import (
+    Changes,
+    RepoFacts,
+    Snapshot,
+    UnitFacts,
+    admit,
+    parse_snapshot,
+    section_problem,
+)
 from resume_kit.model.progress import Progress, latest_pass
 from resume_kit.progress_file.config import Config
 
@@ -68,6 +76,17 @@ def json_safe(value: Any) -> Any:
         return json.loads(text)
     except (TypeError, ValueError, UnicodeEncodeError):
         return _json_safe(value)
+
+
+def _plain_units(units: dict[str, UnitFacts]) -> dict[str, UnitFacts]:
+    """The units' facts as :func:`json_safe` would give them, without its copy: they are
+    built here of fresh dicts and lists, strings, booleans and None (10,000 units on a big
+    plan are most of a snapshot), so when every string encodes they are already plain."""
+    try:
+        json.dumps(units, ensure_ascii=False).encode("utf-8")
+    except (TypeError, ValueError, UnicodeEncodeError):
+        return cast(dict[str, UnitFacts], json_safe(units))
+    return units
 
 
 def _json_safe(value: Any) -> Any:
@@ -426,10 +445,12 @@ def take_snapshot(
         "artifacts": artifacts,
         "transcript": transcript,
         "progress": progress_state,
-        "units": units,
+        "units": {},
         "notes": notes,
     }
-    return _admitted(json_safe(snapshot), layout)
+    safe = json_safe(snapshot)
+    safe["units"] = _plain_units(units)
+    return _admitted(safe, layout)
 
 
 def _reuse_plan(layout: Layout, progress: Progress | None) -> Plan | None:
@@ -501,6 +522,9 @@ def _reuse(
 def _admitted(data: dict[str, Any], layout: Layout) -> Snapshot:
     """``data`` through the shape check: a section a reader got wrong is replaced by its empty
     form with a note, so a reader's slip can never reach reconcile or the brief."""
+    snapshot, _ = parse_snapshot(data)
+    if snapshot is not None:  # the usual case: every section checked once
+        return snapshot
     empty: dict[str, object] = {
         "repo": json_safe(empty_repo(layout)),
         "changes": empty_changes(),
