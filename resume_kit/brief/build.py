@@ -228,24 +228,37 @@ def _progress_part(progress: Progress, now: dt.datetime) -> ProgressPart:
     done_units = [u for u in progress.units if u.status == "done" and u.evidence is not None]
     groups: list[DoneGroup] = []
     by_id = {u.id: u for u in done_units}
+    # thousands of done units share a few verification times and commits: each worked out once
+    age_of: dict[str, float | None] = {}
+    sha_of: dict[str | None, str | None] = {}
     for run in collapse_ids([u.id for u in done_units]):
         ages: list[float] = []
-        commits: list[str] = []
+        commits: dict[str, None] = {}  # in first-seen order; a list's `in` was units x commits
         for unit_id in run:
             evidence = by_id[unit_id].evidence
             if evidence is None:
                 continue
-            then = parse_utc(evidence.verified_at)
-            if then is not None:
-                ages.append(max(0.0, (now - then).total_seconds()))
-            sha = short_sha(evidence.commit)
-            if sha and sha not in commits:
-                commits.append(sha)
+            verified_at = evidence.verified_at
+            if verified_at in age_of:
+                age = age_of[verified_at]
+            else:
+                then = parse_utc(verified_at)
+                age = None if then is None else max(0.0, (now - then).total_seconds())
+                age_of[verified_at] = age
+            if age is not None:
+                ages.append(age)
+            commit = evidence.commit
+            if commit in sha_of:
+                sha = sha_of[commit]
+            else:
+                sha = sha_of[commit] = short_sha(commit)
+            if sha:
+                commits[sha] = None
         parts: list[str] = []
         if ages:
             parts.append(f"verified {age_span(ages)}")
         if commits:
-            shown = ", ".join(code_span(c) for c in commits[:2])
+            shown = ", ".join(code_span(c) for c in list(commits)[:2])
             more = f" +{len(commits) - 2}" if len(commits) > 2 else ""
             parts.append(f"at {shown}{more}")
         groups.append(DoneGroup(ids=run, ids_md=range_md(run), evidence_md="; ".join(parts)))
