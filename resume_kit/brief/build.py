@@ -51,8 +51,8 @@ def _split_id(unit_id: str) -> tuple[str, int, str] | None:
     return match.group(1), int(match.group(2)), match.group(2)
 
 
-def _follows(previous: str, current: str) -> bool:
-    a, b = _split_id(previous), _split_id(current)
+def _follows(a: tuple[str, int, str] | None, b: tuple[str, int, str] | None) -> bool:
+    """Whether split id ``b`` comes right after split id ``a``."""
     if a is None or b is None or a[0] != b[0] or b[1] != a[1] + 1:
         return False
     # doc-009 → doc-010 keeps the width; 9 → 10 grows without padding; 09 → 10 is fine too.
@@ -62,11 +62,14 @@ def _follows(previous: str, current: str) -> bool:
 def collapse_ids(ids: Sequence[str]) -> list[list[str]]:
     """Runs of consecutive ids (same prefix, numbers +1 each step), in the given order."""
     runs: list[list[str]] = []
+    previous: tuple[str, int, str] | None = None
     for unit_id in ids:
-        if runs and _follows(runs[-1][-1], unit_id):
+        current = _split_id(unit_id)  # each id split once: 10,000 done units on a big plan
+        if runs and _follows(previous, current):
             runs[-1].append(unit_id)
         else:
             runs.append([unit_id])
+        previous = current
     return runs
 
 
@@ -225,24 +228,37 @@ def _progress_part(progress: Progress, now: dt.datetime) -> ProgressPart:
     done_units = [u for u in progress.units if u.status == "done" and u.evidence is not None]
     groups: list[DoneGroup] = []
     by_id = {u.id: u for u in done_units}
+    # thousands of done units share a few verification times and commits: each worked out once
+    age_of: dict[str, float | None] = {}
+    sha_of: dict[str | None, str | None] = {}
     for run in collapse_ids([u.id for u in done_units]):
         ages: list[float] = []
-        commits: list[str] = []
+        commits: dict[str, None] = {}  # in first-seen order; a list's `in` was units x commits
         for unit_id in run:
             evidence = by_id[unit_id].evidence
             if evidence is None:
                 continue
-            then = parse_utc(evidence.verified_at)
-            if then is not None:
-                ages.append(max(0.0, (now - then).total_seconds()))
-            sha = short_sha(evidence.commit)
-            if sha and sha not in commits:
-                commits.append(sha)
+            verified_at = evidence.verified_at
+            if verified_at in age_of:
+                age = age_of[verified_at]
+            else:
+                then = parse_utc(verified_at)
+                age = None if then is None else max(0.0, (now - then).total_seconds())
+                age_of[verified_at] = age
+            if age is not None:
+                ages.append(age)
+            commit = evidence.commit
+            if commit in sha_of:
+                sha = sha_of[commit]
+            else:
+                sha = sha_of[commit] = short_sha(commit)
+            if sha:
+                commits[sha] = None
         parts: list[str] = []
         if ages:
             parts.append(f"verified {age_span(ages)}")
         if commits:
-            shown = ", ".join(code_span(c) for c in commits[:2])
+            shown = ", ".join(code_span(c) for c in list(commits)[:2])
             more = f" +{len(commits) - 2}" if len(commits) > 2 else ""
             parts.append(f"at {shown}{more}")
         groups.append(DoneGroup(ids=run, ids_md=range_md(run), evidence_md="; ".join(parts)))

@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
-from resume_kit.infra.deps import Signature, signature
+from resume_kit.infra.deps import Signature, hand_over_status, signature
 
 TYPE_CHECKING = False  # typing costs milliseconds on the served path; mypy reads the guard
 if TYPE_CHECKING:
@@ -293,6 +294,7 @@ def _check(receipt: dict[str, Any], request: dict[str, Any], cwd: str) -> str | 
     for path, recorded, listed in status["config"]:
         if _differs(signature(path, listed=listed), recorded):
             return f"changed: {path}"
+    started_ns = time.time_ns()
     child = _spawn_status(git, status["argv"], status["cwd"])  # runs while the stats are taken
     try:
         changed = next(
@@ -306,8 +308,8 @@ def _check(receipt: dict[str, Any], request: dict[str, Any], cwd: str) -> str | 
     except BaseException:
         _abandon(child)
         raise
-    if changed is not None:
-        _abandon(child)
+    if changed is not None:  # the build takes the status still running (one tree walk)
+        hand_over_status(status["cwd"], status["argv"], started_ns, _Running(child))
         return f"changed: {changed}"
     output, ok = _collect(child)
     if not ok:
@@ -315,6 +317,7 @@ def _check(receipt: dict[str, Any], request: dict[str, Any], cwd: str) -> str | 
     from resume_kit.infra.cachedir import sha256_hex
 
     if sha256_hex(output) != status["sha256"]:
+        hand_over_status(status["cwd"], status["argv"], started_ns, _Finished(output))
         return "git status differs"
     return None
 
@@ -412,6 +415,32 @@ def _hook_matches(hook: dict[str, Any], hook_input: dict[str, Any]) -> str | Non
     if hook["earlier"] and hook["transcript_session"] == session:
         return "the new session is the one the stored brief read"
     return None
+
+
+class _Running:
+    """A ``git status`` child handed to the build: collected or abandoned there."""
+
+    def __init__(self, child: tuple[int, int]) -> None:
+        self.child = child
+
+    def collect(self) -> tuple[bytes, bool]:
+        return _collect(self.child)
+
+    def abandon(self) -> None:
+        _abandon(self.child)
+
+
+class _Finished:
+    """A ``git status`` output handed to the build (it ran and succeeded)."""
+
+    def __init__(self, output: bytes) -> None:
+        self.output = output
+
+    def collect(self) -> tuple[bytes, bool]:
+        return self.output, True
+
+    def abandon(self) -> None:
+        pass
 
 
 def _key_difference(stored: Any, now: str) -> str:

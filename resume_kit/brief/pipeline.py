@@ -4,8 +4,15 @@ Aider integration's brief file."""
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 from typing import Any
+
+# A brief allocates millions of short-lived objects that hold no cycles (parsed JSON, the
+# progress model, status entries); at CPython's default threshold (700) the collector ran ~350
+# times on a 10,000-unit workspace, 10-15% of the brief's CPU. At 50,000 it runs a few times
+# and the peak memory is the same (measured on the huge bench workspace).
+BUILD_GC_THRESHOLD = (50_000, 20, 100)
 
 
 def build(
@@ -16,6 +23,21 @@ def build(
     hook_input: dict[str, Any] | None,
 ) -> tuple[str, Any, Any]:
     """(rendered text, RenderedBrief, layout) for the current work tree."""
+    before = gc.get_threshold()
+    gc.set_threshold(*BUILD_GC_THRESHOLD)
+    try:
+        return _build(max_tokens, fmt, summarize, hook_input=hook_input)
+    finally:
+        gc.set_threshold(*before)  # a long-lived caller (the MCP server) keeps its own
+
+
+def _build(
+    max_tokens: int | None,
+    fmt: str,
+    summarize: bool | None,
+    *,
+    hook_input: dict[str, Any] | None,
+) -> tuple[str, Any, Any]:
     from resume_kit.brief.build import build_brief, next_unleased
     from resume_kit.brief.render import render
     from resume_kit.core.reconcile import reconcile
@@ -35,10 +57,19 @@ def build(
         if isinstance(hook_input.get("transcript_path"), str):
             transcript_path = Path(hook_input["transcript_path"])
     layout = find_layout(start)
+    from resume_kit.facts.git import EarlyStatus
+
+    status = EarlyStatus(layout.root)  # the tree walk runs while the progress model is built
     progress = progress_io.load(layout).progress
     config = config_mod.load(layout)
     snapshot = take_snapshot(
-        layout, config, "brief", progress=progress, transcript_path=transcript_path, hook=hook_input
+        layout,
+        config,
+        "brief",
+        progress=progress,
+        transcript_path=transcript_path,
+        hook=hook_input,
+        status=status,
     )
     session = hook_input.get("session_id") if hook_input else None
     save_snapshot(

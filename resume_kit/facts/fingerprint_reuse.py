@@ -259,6 +259,7 @@ class Reuse:
     _attribute_dirs: set[str] = field(default_factory=set)
     _known: bool = False  # whether _settled covers every needed path
     _attrs_memo: dict[str, bool] = field(default_factory=dict)
+    _unnamed_memo: dict[str, bool] = field(default_factory=dict)
     _new_units: dict[str, tuple[str, list[str], list[str]]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -303,12 +304,20 @@ class Reuse:
             return False
         if self.changed is not None and path in self.changed:
             return False
-        folder = path
-        while "/" in folder:
-            folder = folder.rpartition("/")[0]
-            if folder in self.dirty:
-                return False
-        return self._no_attributes(path.rpartition("/")[0])
+        parent = path.rpartition("/")[0]
+        return self._unnamed(parent) and self._no_attributes(parent)
+
+    def _unnamed(self, folder: str) -> bool:
+        """Neither ``folder`` nor a folder above it is a path git status named (memoised:
+        thousands of units' paths share a few folders)."""
+        memo = self._unnamed_memo
+        ok = memo.get(folder)
+        if ok is None:
+            ok = not folder or (
+                folder not in self.dirty and self._unnamed(folder.rpartition("/")[0])
+            )
+            memo[folder] = ok
+        return ok
 
     def reusable(self, unit: Any) -> str | None:
         """The recorded fingerprint of ``unit`` if it still holds, else None (compute it)."""

@@ -345,11 +345,14 @@ def _in_state_dir(path: str) -> bool:
     return path == STATE_DIR or path.startswith(STATE_DIR + "/")
 
 
+STATUS_ARGS = ("status", "--porcelain=v2", "-z", "--branch", "--show-stash", "-unormal")
+
+
 def _status(root: Path) -> tuple[bytes, bool]:
     """The status output, and whether it carries the stash count."""
     from resume_kit.infra.gitcmd import GitFailed
 
-    args = ["status", "--porcelain=v2", "-z", "--branch", "--show-stash", "-unormal"]
+    args = list(STATUS_ARGS)
     try:
         return _noted_status(root, args), True
     except GitFailed as exc:
@@ -358,6 +361,52 @@ def _status(root: Path) -> tuple[bytes, bool]:
     # git older than 2.35 does not know --show-stash: count the stash reflog instead.
     args.remove("--show-stash")
     return _noted_status(root, args), False
+
+
+class EarlyStatus:
+    """``git status`` started in a thread before the caller's other work (the progress model,
+    the fingerprints' plan), so the tree walk overlaps it; :func:`read_git_facts` takes it
+    instead of starting its own. When the served brief already started the same status and
+    could not use it (:func:`resume_kit.infra.deps.take_status`), that one is taken: one tree
+    walk per brief. ``started_ns``: ``time.time_ns()`` before the process began."""
+
+    __slots__ = ("_later", "started_ns")
+
+    def __init__(self, root: Path) -> None:
+        import time
+        from concurrent.futures import ThreadPoolExecutor
+
+        from resume_kit.infra.deps import take_status
+
+        handed = take_status()
+        # the earlier start when one was handed over (used or not): the racy-git limit
+        # only gets stricter
+        self.started_ns = handed[2] if handed is not None else time.time_ns()
+        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="resume-kit-status")
+        self._later = pool.submit(_early_status, root, handed)
+        pool.shutdown(wait=False)  # the thread ends when git does
+
+    def result(self) -> tuple[bytes, bool]:
+        """What :func:`_status` returned, or the exception it raised."""
+        return self._later.result()
+
+
+def _early_status(root: Path, handed: tuple[str, list[str], int, Any] | None) -> tuple[bytes, bool]:
+    """The handed-over status when it ran exactly the argv :func:`_status` runs here and
+    succeeded; else (the handle abandoned) :func:`_status`."""
+    if handed is not None:
+        from resume_kit.infra.deps import note_git_status
+        from resume_kit.infra.gitcmd import git_argv
+
+        cwd, argv, _, handle = handed
+        if cwd == str(root) and argv == git_argv(root, STATUS_ARGS):
+            output, ok = handle.collect()
+            if ok:
+                note_git_status(cwd, argv, output)
+                return output, True
+        else:
+            handle.abandon()
+    return _status(root)
 
 
 def _noted_status(root: Path, args: list[str]) -> bytes:
@@ -451,6 +500,7 @@ def read_git_facts(
     max_paths: int = 200,
     line_counts: bool = True,
     entries: list[dict[str, Any]] | None = None,
+    status: EarlyStatus | None = None,
 ) -> dict[str, Any]:
     """``{"repo", "changes", "recent_commits"}`` for the snapshot (shapes in the snapshot schema).
 
@@ -459,12 +509,13 @@ def read_git_facts(
     the line counts run alongside status and each other: they are independent processes.
     ``line_counts=False`` skips ``diff --numstat``: every count is null. ``entries`` receives
     every parsed status entry, uncapped and with raw paths (for the fingerprints' reuse).
+    ``status``: the ``git status`` already started for this ``root``.
     """
     from resume_kit.infra.background import Threads
 
     with Threads(2) as pool:
         commits_later = pool.submit(_recent_commits, root)  # fails harmlessly when unborn
-        output, has_stash_count = _status(root)
+        output, has_stash_count = _status(root) if status is None else status.result()
         parsed = parse_status_v2(output)
         if entries is not None:
             entries.extend(parsed["entries"])

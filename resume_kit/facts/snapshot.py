@@ -17,7 +17,7 @@ import os
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from resume_kit.core.clock import clock_ns
 from resume_kit.core.timeutil import from_epoch, steady_base
@@ -29,12 +29,21 @@ from resume_kit.facts.ancestry import (
 )
 from resume_kit.facts.snapshot_store import SCHEMA_VERSION, new_snapshot_id
 from resume_kit.infra.paths import Layout, as_posix
-from resume_kit.model.facts import Changes, RepoFacts, Snapshot, UnitFacts, admit, section_problem
+from resume_kit.model.facts import (
+    Changes,
+    RepoFacts,
+    Snapshot,
+    UnitFacts,
+    admit,
+    parse_snapshot,
+    section_problem,
+)
 from resume_kit.model.progress import Progress, latest_pass
 from resume_kit.progress_file.config import Config
 
 if TYPE_CHECKING:
     from resume_kit.facts.fingerprint_reuse import Plan, Reuse
+    from resume_kit.facts.git import EarlyStatus
     from resume_kit.facts.hashcache import HashCache
 
 MAX_ARTIFACTS = 2000  # declared artifacts listed in a snapshot; the rest counted in a note
@@ -67,6 +76,17 @@ def json_safe(value: Any) -> Any:
         return json.loads(text)
     except (TypeError, ValueError, UnicodeEncodeError):
         return _json_safe(value)
+
+
+def _plain_units(units: dict[str, UnitFacts]) -> dict[str, UnitFacts]:
+    """The units' facts as :func:`json_safe` would give them, without its copy: they are
+    built here of fresh dicts and lists, strings, booleans and None (10,000 units on a big
+    plan are most of a snapshot), so when every string encodes they are already plain."""
+    try:
+        json.dumps(units, ensure_ascii=False).encode("utf-8")
+    except (TypeError, ValueError, UnicodeEncodeError):
+        return cast(dict[str, UnitFacts], json_safe(units))
+    return units
 
 
 def _json_safe(value: Any) -> Any:
@@ -266,9 +286,11 @@ def take_snapshot(
     progress: Progress | None = None,
     transcript_path: Path | None = None,
     hook: dict[str, Any] | None = None,
+    status: EarlyStatus | None = None,
 ) -> Snapshot:
     """The workspace facts now, typed (no checksum until saved). ``hook`` is the agent hook's
-    input: its ``source`` and ``session_id`` tell the transcript reader about a fresh start."""
+    input: its ``source`` and ``session_id`` tell the transcript reader about a fresh start.
+    ``status``: the work tree's ``git status``, started before the progress model was read."""
     now_ns = clock_ns()
     steady_base(now_ns // 1_000_000_000)
     notes: list[str] = []
@@ -298,6 +320,7 @@ def take_snapshot(
             max_paths=200,
             line_counts=trigger not in TRIGGERS_WITHOUT_LINE_COUNTS,
             entries=status_entries if reuse_plan is not None else None,
+            status=status,
         )
         changed_since[0] = _changed_since(root, reuse_plan, facts)
         return facts
@@ -309,7 +332,7 @@ def take_snapshot(
 
     git_notes: list[str] = []
     later: list[str] = []
-    status_ns = time.time_ns()
+    status_ns = time.time_ns() if status is None else status.started_ns
     with Threads(2, "resume-kit-git") as pool:
         git_later = pool.submit(_guarded, git_notes, "git facts unavailable", {}, read_git)
         listing_later = (
@@ -422,10 +445,12 @@ def take_snapshot(
         "artifacts": artifacts,
         "transcript": transcript,
         "progress": progress_state,
-        "units": units,
+        "units": {},
         "notes": notes,
     }
-    return _admitted(json_safe(snapshot), layout)
+    safe = json_safe(snapshot)
+    safe["units"] = _plain_units(units)
+    return _admitted(safe, layout)
 
 
 def _reuse_plan(layout: Layout, progress: Progress | None) -> Plan | None:
@@ -497,6 +522,9 @@ def _reuse(
 def _admitted(data: dict[str, Any], layout: Layout) -> Snapshot:
     """``data`` through the shape check: a section a reader got wrong is replaced by its empty
     form with a note, so a reader's slip can never reach reconcile or the brief."""
+    snapshot, _ = parse_snapshot(data)
+    if snapshot is not None:  # the usual case: every section checked once
+        return snapshot
     empty: dict[str, object] = {
         "repo": json_safe(empty_repo(layout)),
         "changes": empty_changes(),

@@ -150,6 +150,26 @@ def note_git_status(cwd: str, argv: list[str], output: bytes) -> None:
         rec.git_status = (cwd, list(argv), output)
 
 
+# A ``git status`` the served brief started and could not use (an input changed, or its
+# output did): the build that follows in this process takes it instead of walking the tree a
+# second time (facts/git.EarlyStatus). (cwd, full argv, time.time_ns() before it started,
+# the handle: ``collect() -> (output, ok)`` and ``abandon()``.)
+_status_handoff: tuple[str, list[str], int, Any] | None = None
+
+
+def hand_over_status(cwd: str, argv: list[str], started_ns: int, handle: Any) -> None:
+    """Offer a ``git status`` the served path ran (or is running) to the build."""
+    global _status_handoff
+    _status_handoff = (cwd, list(argv), started_ns, handle)
+
+
+def take_status() -> tuple[str, list[str], int, Any] | None:
+    """The status handed over, once (the taker collects or abandons it), else None."""
+    global _status_handoff
+    handed, _status_handoff = _status_handoff, None
+    return handed
+
+
 class Watch:
     """Record what the code inside the ``with`` block reads (one recording at a time per
     process; an audit hook cannot be removed, so it stays installed and idle afterwards)."""

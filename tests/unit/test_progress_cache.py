@@ -93,13 +93,13 @@ def validated(data: Any) -> Any:
         return None
 
 
-def _one_unit_with_artifact(path: str) -> dict[str, Any]:
+def _one_unit_with_artifact(path: str, files: tuple[str, ...] = ()) -> dict[str, Any]:
     unit = {
         "id": "a",
         "title": "",
         "status": "todo",
         "verify": None,
-        "files": [],
+        "files": list(files),
         "artifacts": [path],
     }
     return {"schema_version": 2, "goal": "", "units": [unit]}
@@ -109,6 +109,12 @@ def _one_unit_with_artifact(path: str) -> dict[str, Any]:
 @given(document, st.none() | st.integers(0, 20))
 @example(_one_unit_with_artifact("/"), None)  # found by CI: the cache took what validate refuses
 @example(_one_unit_with_artifact("a/../../b"), None)
+# the paths are checked joined by NUL: a path's start, its end and a NUL inside one
+@example(_one_unit_with_artifact("b", files=("a", "/etc/passwd")), None)
+@example(_one_unit_with_artifact("/b", files=("a",)), None)
+@example(_one_unit_with_artifact(".b", files=("a.",)), None)
+@example(_one_unit_with_artifact("b", files=("a.", "./..")), None)
+@example(_one_unit_with_artifact("a\x00/../../b"), None)
 def test_fast_model_is_validates_model_or_none(data: dict[str, Any], unknown: int | None) -> None:
     if unknown is not None:
         data = with_unknown_keys(data, unknown)
