@@ -374,17 +374,16 @@ class EarlyStatus:
 
     def __init__(self, root: Path) -> None:
         import time
-        from concurrent.futures import ThreadPoolExecutor
 
+        from resume_kit.infra.background import Threads
         from resume_kit.infra.deps import take_status
 
         handed = take_status()
         # the earlier start when one was handed over (used or not): the racy-git limit
         # only gets stricter
         self.started_ns = handed[2] if handed is not None else time.time_ns()
-        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="resume-kit-status")
-        self._later = pool.submit(_early_status, root, handed)
-        pool.shutdown(wait=False)  # the thread ends when git does
+        # not waited for here (no ``with``): the thread ends when git does
+        self._later = Threads(1, "resume-kit-status").submit(_early_status, root, handed)
 
     def result(self) -> tuple[bytes, bool]:
         """What :func:`_status` returned, or the exception it raised."""

@@ -48,7 +48,9 @@ def test_a_brief_that_is_not_served_runs_git_status_once(repo: Path, cli, change
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "units")
     trace = repo.parent / "git-trace.txt"
-    brief(repo, trace)  # stores the receipt
+    for _ in range(3):  # a build within fastpath.RACY_NS of the commit stores no receipt
+        if "stored the brief" in brief(repo, trace)[1]:
+            break
     assert "served" in brief(repo, trace)[1]
 
     if change == "tracked file":  # git status output differs: the served path collected it
