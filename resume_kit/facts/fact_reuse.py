@@ -25,6 +25,7 @@ or odd means computing. ``RESUME_KIT_NO_FACT_REUSE=1`` disables the reuse (docs/
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import json
 import os
@@ -32,7 +33,6 @@ import stat
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
-from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -43,7 +43,7 @@ MAX_RECORD_BYTES = 16 * 1024 * 1024
 RACY_NS = 2_000_000_000  # a write this close to the computation may share its timestamp tick
 MAX_FOLDERS = 2000  # more folders walked than this: not worth recording, compute
 _MAGIC = frozenset("*?[")
-_PACKAGE = Path(__file__).resolve().parent.parent
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # the readers' sources: an edited reader (or redaction rule) must not serve an old value
 LOG_SOURCES = ("facts/logs.py", "facts/fingerprint.py", "infra/redact.py", "core/escape.py")
 TRANSCRIPT_SOURCES = (
@@ -63,7 +63,9 @@ T = TypeVar("T")
 
 # kinds of input: "l" a work-tree path (lstat only), "L" a work-tree folder (no symlink
 # followed), "f" a file of the user's agent folders, "d" a folder of the user's agent folders
-_TRACE: ContextVar[dict[str, str] | None] = ContextVar("resume_kit_fact_trace", default=None)
+# followed by thread (git runs in another one while the readers read); a dict, not a
+# ContextVar: importing contextvars costs more than the whole lookup
+_TRACES: dict[int, dict[str, str]] = {}
 
 
 class Unsure(Exception):
@@ -72,14 +74,14 @@ class Unsure(Exception):
 
 def note_file(path: str | os.PathLike[str]) -> None:
     """Called by the transcript readers for every file they open (no-op unless tracing)."""
-    trace = _TRACE.get()
+    trace = _TRACES.get(_thread.get_ident()) if _TRACES else None
     if trace is not None:
         trace.setdefault(os.fspath(path), "f")
 
 
 def note_folder(path: str | os.PathLike[str]) -> None:
     """Called by the transcript readers for every folder they list (no-op unless tracing)."""
-    trace = _TRACE.get()
+    trace = _TRACES.get(_thread.get_ident()) if _TRACES else None
     if trace is not None:
         trace[os.fspath(path)] = "d"
 
@@ -197,7 +199,7 @@ def signatures(inputs: Iterable[tuple[str, str]]) -> list[list[Any]]:
 
 
 def sources_key(sources: Sequence[str]) -> list[Any]:
-    return [[name, _lstat(str(_PACKAGE / name))] for name in sources]
+    return [[name, _lstat(os.path.join(_PACKAGE, name))] for name in sources]
 
 
 # --------------------------------------------------------------------------- the logs' inputs
@@ -372,11 +374,16 @@ def reuse_or_compute(
     started = time.time_ns()
     own_notes: list[str] = []
     trace: dict[str, str] = {}
-    token = _TRACE.set(trace)
+    ident = _thread.get_ident()
+    outer = _TRACES.get(ident)
+    _TRACES[ident] = trace
     try:
         computed = compute(own_notes)
     finally:
-        _TRACE.reset(token)
+        if outer is None:
+            del _TRACES[ident]
+        else:
+            _TRACES[ident] = outer
     notes.extend(own_notes)
     with contextlib.suppress(Unsure, OSError, TypeError, ValueError):
         listed = list(inputs(computed)) if inputs is not None else list(trace.items())
