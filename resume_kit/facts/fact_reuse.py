@@ -144,11 +144,10 @@ def _folder_sig(path: str, follow: bool) -> list[Any] | None:
         flags |= getattr(os, "O_NOFOLLOW", 0)
     try:
         fd = os.open(path, flags)
-    except (FileNotFoundError, NotADirectoryError):
-        return None
     except OSError as exc:
-        if not follow and os.path.islink(path):
-            return ["symlink"]
+        own = _lstat(path)  # missing, or what is there instead of a folder (never listed)
+        if own is None or not stat.S_ISDIR(own[0]) or (not follow and stat.S_ISLNK(own[0])):
+            return None if own is None else ["not a folder", *own]
         raise Unsure(str(exc)) from None
     # Listed by descriptor, which the served brief's recorder (infra/deps.py) cannot place:
     # the audit event it listens to is raised here with the folder's path.
@@ -183,7 +182,7 @@ def signature(kind: str, path: str) -> Any:
 
 def _times(kind: str, sig: Any) -> Iterable[int]:
     """The mtimes and ctimes a signature holds that a racy write could leave unchanged."""
-    if not sig or sig == ["symlink"]:
+    if not sig or sig[0] == "not a folder":
         return
     if kind in ("L", "d"):
         yield from sig[0][4:6]
