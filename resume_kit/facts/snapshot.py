@@ -42,6 +42,7 @@ from resume_kit.model.progress import Progress, latest_pass
 from resume_kit.progress_file.config import Config
 
 if TYPE_CHECKING:
+    from resume_kit.facts.fact_reuse import FactCache
     from resume_kit.facts.fingerprint_reuse import Plan, Reuse
     from resume_kit.facts.git import EarlyStatus
     from resume_kit.facts.hashcache import HashCache
@@ -307,6 +308,7 @@ def take_snapshot(
     hashes = HashCache(layout.user_cache / "hashes.json" if layout.state_dir.is_dir() else None)
 
     reuse_plan = _reuse_plan(layout, progress)
+    facts_cache = _facts_cache(layout)
     status_entries: list[dict[str, Any]] = []
     changed_since: list[set[str] | None] = [None]
 
@@ -342,9 +344,7 @@ def take_snapshot(
         )
 
         def read_logs() -> list[dict[str, Any]]:
-            from resume_kit.facts.logs import read_logs as reader
-
-            return list(reader(root, list(config.logs), notes=later))
+            return _reused_logs(facts_cache, root, config, later)
 
         def read_tests() -> dict[str, Any]:
             from resume_kit.facts.pytest_cache import read_test_facts
@@ -372,17 +372,24 @@ def take_snapshot(
         def read_transcript() -> dict[str, Any] | None:
             if not config.transcripts and transcript_path is None:
                 return None
-            from resume_kit.facts.transcripts import read_transcript as reader
-
             passed = latest_pass(progress) if progress is not None else None
-            return reader(
-                root,
-                config.transcripts,
-                transcript_path,
-                source=(hook or {}).get("source"),
-                session_id=(hook or {}).get("session_id"),
-                since=passed[0] if passed else None,
-            )
+            since = passed[0] if passed else None
+
+            def compute(_: list[str]) -> dict[str, Any] | None:
+                from resume_kit.facts.transcripts import read_transcript as reader
+
+                return reader(
+                    root,
+                    config.transcripts,
+                    transcript_path,
+                    source=(hook or {}).get("source"),
+                    session_id=(hook or {}).get("session_id"),
+                    since=since,
+                )
+
+            if transcript_path is not None or hook is not None:
+                return compute(later)  # a hook's session: read as it names it, never reused
+            return _reused_transcript(facts_cache, root, config, since, compute, later)
 
         logs: list[dict[str, Any]] = _guarded(later, "logs unreadable", [], read_logs)
         tests: dict[str, Any] = _guarded(
@@ -432,6 +439,8 @@ def take_snapshot(
         )
     notes.extend(git_notes + later)
     hashes.save()
+    if facts_cache is not None:
+        facts_cache.save()
     snapshot: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "id": new_snapshot_id(now_ns),
@@ -451,6 +460,72 @@ def take_snapshot(
     safe = json_safe(snapshot)
     safe["units"] = _plain_units(units)
     return _admitted(safe, layout)
+
+
+def _facts_cache(layout: Layout) -> FactCache | None:
+    """The log and transcript facts' record (facts/fact_reuse.py); None: no reuse."""
+    from resume_kit.facts.fact_reuse import FILE_NAME, FactCache, enabled
+
+    if not enabled() or not layout.state_dir.is_dir():
+        return None
+    try:
+        return FactCache(layout.user_cache / FILE_NAME)
+    except Exception:
+        return None
+
+
+def _reused_logs(
+    cache: FactCache | None, root: Path, config: Config, notes: list[str]
+) -> list[dict[str, Any]]:
+    from resume_kit import __version__
+    from resume_kit.facts.fact_reuse import LOG_SOURCES, log_inputs, reuse_or_compute, sources_key
+
+    globs = list(config.logs)
+
+    def compute(own_notes: list[str]) -> list[dict[str, Any]]:
+        from resume_kit.facts.logs import read_logs as reader
+
+        return list(reader(root, globs, notes=own_notes))
+
+    def inputs(_: list[dict[str, Any]]) -> list[tuple[str, str]]:
+        from resume_kit.facts.fingerprint import expand_globs
+
+        return log_inputs(root, globs, expand_globs(root, globs))
+
+    options = {"root": str(root), "globs": globs, "version": __version__}
+    if cache is not None:
+        options["sources"] = sources_key(LOG_SOURCES)
+    return reuse_or_compute(cache, "logs", options, compute, inputs, notes)
+
+
+def _reused_transcript(
+    cache: FactCache | None,
+    root: Path,
+    config: Config,
+    since: Any,
+    compute: Callable[[list[str]], dict[str, Any] | None],
+    notes: list[str],
+) -> dict[str, Any] | None:
+    from resume_kit import __version__
+    from resume_kit.facts.fact_reuse import (
+        AGENT_ENV,
+        TRANSCRIPT_SOURCES,
+        reuse_or_compute,
+        sources_key,
+    )
+
+    options: dict[str, Any] = {}
+    if cache is not None:
+        options = {
+            "root": str(root),
+            "real_root": os.path.realpath(root),
+            "kinds": list(config.transcripts),
+            "since": since.isoformat() if since is not None else None,
+            "env": {name: os.environ.get(name) for name in AGENT_ENV},
+            "sources": sources_key(TRANSCRIPT_SOURCES),
+            "version": __version__,
+        }
+    return reuse_or_compute(cache, "transcript", options, compute, None, notes)
 
 
 def _reuse_plan(layout: Layout, progress: Progress | None) -> Plan | None:

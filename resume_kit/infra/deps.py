@@ -81,7 +81,7 @@ class Recorder:
 
 _current: Recorder | None = None
 _hooked = False
-_quiet: set[int] = set()  # threads inside not_an_input()
+_quiet: dict[int, int] = {}  # threads inside not_an_input(): how deep
 _real_stat = os.stat
 _real_lstat = os.lstat
 
@@ -132,13 +132,18 @@ def _lstat(path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
 
 class not_an_input:
     """A block of this thread whose reads no output depends on (listing a folder for the
-    temporaries a killed write left behind): not recorded."""
+    temporaries a killed write left behind): not recorded. Blocks nest (an atomic write
+    inside a block that is not an input either)."""
 
     def __enter__(self) -> None:
-        _quiet.add(_thread.get_ident())
+        ident = _thread.get_ident()
+        _quiet[ident] = _quiet.get(ident, 0) + 1
 
     def __exit__(self, *exc: object) -> None:
-        _quiet.discard(_thread.get_ident())
+        ident = _thread.get_ident()
+        depth = _quiet.pop(ident, 1) - 1
+        if depth > 0:
+            _quiet[ident] = depth
 
 
 def note_git_status(cwd: str, argv: list[str], output: bytes) -> None:

@@ -2,7 +2,9 @@
 
 ``read_transcript`` finds the newest session of a supported agent for this work tree (or reads
 the one a hook named) and returns the snapshot's ``transcript`` dict; it never raises.
-``completed_todos_matching`` is the pure half of ``TRANSCRIPT_DISAGREES``.
+``completed_todos_matching`` is the pure half of ``TRANSCRIPT_DISAGREES``. The readers are
+imported when a transcript is read: reconcile imports this package for the pure half, and a
+brief whose transcript fact is reused (facts/fact_reuse.py) reads none.
 """
 
 from __future__ import annotations
@@ -14,9 +16,6 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-from resume_kit.facts.transcripts import claude_code, codex, tail
-from resume_kit.facts.transcripts.records import clip, empty_result
 
 if TYPE_CHECKING:
     from resume_kit.model.facts import Transcript
@@ -47,6 +46,8 @@ def read_transcript(
     says why. ``tokens.since`` counts what was used after ``since`` (the last verified unit;
     None: since the session started). None when there is no session; problems become
     ``notes``."""
+    from resume_kit.facts.transcripts.records import clip, empty_result
+
     try:
         fresh = source in FRESH_SOURCES
         given: dict[str, Any] | None = None
@@ -76,6 +77,8 @@ def read_transcript(
 
 def given_id(given: dict[str, Any] | None, session_id: str | None) -> str | None:
     """The id of the session the hook named (its own, else the file's)."""
+    from resume_kit.facts.transcripts.records import clip
+
     if session_id:
         return clip(session_id, 100)
     value = given.get("session_id") if given else None
@@ -98,6 +101,8 @@ def has_conversation(result: dict[str, Any] | None) -> bool:
 
 
 def _sessions(root: Path, kinds: Sequence[str]) -> list[tuple[float, str, Path]]:
+    from resume_kit.facts.transcripts import claude_code, codex
+
     found: list[tuple[float, str, Path]] = []
     if "claude-code" in kinds:
         for mtime, path in itertools.islice(claude_code.sessions(root), MAX_EARLIER):
@@ -112,6 +117,8 @@ def _sessions(root: Path, kinds: Sequence[str]) -> list[tuple[float, str, Path]]
 def _read_newest(
     root: Path, kinds: Sequence[str], since: dt.datetime | None
 ) -> dict[str, Any] | None:
+    from resume_kit.facts.transcripts import claude_code, codex
+
     found: list[tuple[float, str, Path]] = []
     if "claude-code" in kinds:
         session = claude_code.newest_session(root)
@@ -150,12 +157,17 @@ def _read_other(
 
 
 def _read_as(agent: str, path: Path, since: dt.datetime | None = None) -> dict[str, Any]:
+    from resume_kit.facts.transcripts import claude_code, codex
+
     if agent == "codex":
         return codex.read_rollout(path, since=since)
     return claude_code.read_session(path, since=since)
 
 
 def _read_given(path: Path, since: dt.datetime | None = None) -> dict[str, Any]:
+    from resume_kit.facts.transcripts import claude_code
+    from resume_kit.facts.transcripts.records import clip, empty_result
+
     if not path.is_file():
         what = "is not a regular file" if path.exists() else "does not exist"
         result = empty_result(detect_agent(path) or "claude-code", path)
@@ -172,6 +184,8 @@ def _read_given(path: Path, since: dt.datetime | None = None) -> dict[str, Any]:
 def detect_agent(path: Path) -> str | None:
     """ "codex" or "claude-code" from the file's content (first line, then the last records);
     the file name decides when the content cannot."""
+    from resume_kit.facts.transcripts import claude_code, codex, tail
+
     first = tail.first_record(path)
     samples = ([first] if first else []) + tail.tail_records(path)
     for record in samples:

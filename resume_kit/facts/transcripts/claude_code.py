@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from resume_kit.facts.fact_reuse import note_folder
 from resume_kit.facts.transcripts import claude_tasks, tail
 from resume_kit.facts.transcripts.records import (
     MAX_ERRORS,
@@ -85,6 +86,7 @@ def _folder_matches(name: str, escaped: Iterable[str]) -> bool:
 def _candidate_files(root: Path) -> list[tuple[float, Path]]:
     projects = config_dir() / "projects"
     escaped = escaped_names(root) | escaped_names(Path(os.path.realpath(root)))
+    note_folder(projects)
     try:
         folders = [
             e for e in os.scandir(projects) if e.is_dir() and _folder_matches(e.name, escaped)

@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from resume_kit.facts.fact_reuse import note_folder
 from resume_kit.facts.transcripts import tail
 from resume_kit.facts.transcripts.records import MAX_TODOS, todo_item
 
@@ -48,6 +49,7 @@ def _load(path: Path) -> dict[str, Any] | None:
 def read_task_files(folder: Path) -> list[dict[str, str]] | None:
     """The task list from the session's task files, ordered by number; None when there are
     none (no folder, no task file)."""
+    note_folder(folder)
     try:
         names = [m for e in os.scandir(folder) if (m := _TASK_FILE.match(e.name))]
     except OSError:

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from resume_kit.facts.fact_reuse import note_folder
 from resume_kit.facts.transcripts import tail
 from resume_kit.facts.transcripts.records import (
     MAX_ERRORS,
@@ -52,6 +53,7 @@ def codex_home() -> Path:
 
 
 def _numbered_dirs(path: Path) -> list[Path]:
+    note_folder(path)
     try:
         entries = [e for e in os.scandir(path) if e.is_dir() and e.name.isdigit()]
     except OSError:

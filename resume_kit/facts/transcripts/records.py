@@ -13,6 +13,7 @@ from typing import Any
 from resume_kit.core.escape import ANSI_SEQUENCE
 from resume_kit.core.inert import squash
 from resume_kit.core.timeutil import format_utc, from_epoch, parse_utc
+from resume_kit.facts.fact_reuse import note_folder
 from resume_kit.facts.transcripts import tail
 from resume_kit.infra.redact import redact, split_lines
 
@@ -128,6 +129,7 @@ def files_newest_first(
     first; folders and entries that cannot be read are skipped."""
     found: list[tuple[float, Path]] = []
     for folder in folders:
+        note_folder(folder)
         try:
             entries = list(os.scandir(folder))
         except OSError:

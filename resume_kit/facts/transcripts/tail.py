@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol
 
+from resume_kit.facts.fact_reuse import note_file
+
 MIB = 1024 * 1024
 DEFAULT_CAP = 8 * MIB  # never read more than this from the end of one file
 DEFAULT_MIN = 2 * MIB  # read at least this much (if the file has it) before stopping early
@@ -26,6 +28,7 @@ def open_binary(path: Path) -> BinaryIO:
     as /dev/zero (endless) or a folder raises OSError like a missing file does."""
     from resume_kit.infra.store import open_regular
 
+    note_file(path)  # an input of the transcript fact (facts/fact_reuse.py)
     return open_regular(path, follow=True)  # the agent's own session files, in the user's home
 
 
