@@ -175,6 +175,17 @@ def _rewrite_block(block: str, unit: dict[str, Any], dash_indent: int, old_id: s
     return buffer.getvalue() + trailer
 
 
+def _rewrite_fast(
+    block: str, old: dict[str, Any], new: dict[str, Any], dash_indent: int
+) -> str | None:
+    """The block rewritten by our own emitter (no ruamel import), when it can be sure."""
+    from resume_kit.progress_file.unit_block import rewrite
+
+    own, trailer = _split_trailer(block)
+    rewritten = rewrite(own, old, new, dash_indent)
+    return None if rewritten is None else rewritten + trailer
+
+
 def _holds(text: str, expected: list[Any]) -> bool:
     try:
         return bool(normalise(safe_load(text)) == expected)
@@ -235,7 +246,9 @@ def patch_units(
             pieces.append(_split_trailer(block)[1])
             continue
         if new != old:
-            rewritten = _rewrite_block(block, new, dash_indent, old["id"])
+            rewritten = _rewrite_fast(block, old, new, dash_indent)
+            if rewritten is None:
+                rewritten = _rewrite_block(block, new, dash_indent, old["id"])
             if rewritten is None or not _holds(rewritten, [new]):
                 return None
             block = rewritten
