@@ -50,11 +50,13 @@ class ProgressDoc:
         self._raw = merged
         return dump(merged, detect_indent(self.text))
 
-    def render_fast(self) -> str:
-        """Like :meth:`render`, re-rendering only the changed units when that is safe."""
+    def render_fast(self, new: dict[str, Any] | None = None) -> str:
+        """Like :meth:`render`, re-rendering only the changed units when that is safe;
+        ``new``: ``to_data(self.progress)`` when the caller has it already."""
         from resume_kit.progress_file.patch import patch_units
 
-        new = to_data(self.progress)
+        if new is None:
+            new = to_data(self.progress)
         old = self.data
         if old and all(old.get(k) == new.get(k) for k in TOP_KEYS if k != "units"):
             patched = patch_units(self.text, old.get("units", []), new["units"])
@@ -319,7 +321,7 @@ def save(layout: Layout, doc: ProgressDoc) -> bool:
     new_data = to_data(doc.progress)
     if new_data == doc.data:
         return False
-    text = doc.render_fast()
+    text = doc.render_fast(new_data)
     ensure_gitignore(layout)
     keep_history(doc.path, layout.history)
     atomic_write(doc.path, text)
