@@ -131,6 +131,79 @@ def _item_starts(lines: list[str], start: int, end: int) -> tuple[list[int], int
     return starts, dash_indent
 
 
+Layout = tuple[str, list[int], int, int]  # text (ending in a newline), unit starts, end, dash
+
+
+def unit_layout(text: str) -> Layout | None:
+    """Where each unit's block starts in ``text`` (character offsets), where the units list
+    ends, and the dash's indent; ``text`` comes back with a final newline added when it had
+    none. None when the layout is not the plain block style :func:`patch_units` expects."""
+    if _ODD_BREAK.search(text) is not None:
+        return _layout_by_lines(text)  # splitlines() breaks lines there too: the line scan
+    if text and not text.endswith("\n"):
+        text += "\n"
+    start = end = None
+    seen: set[str] = set()
+    for line_match in _COLUMN_0.finditer(text):
+        line = line_match.group()
+        if line.startswith(("---", "...", "\t")):
+            return None
+        match = _TOP_KEY.match(line)
+        if match is None:
+            return None  # something at column 0 that is not a plain key: not our layout
+        key = match.group(1)
+        if key in seen:
+            return None
+        seen.add(key)
+        if start is not None and end is None:
+            end = line_match.start()
+        if key == "units":
+            rest = (match.group("rest") or "").strip()
+            if rest and not rest.startswith("#"):
+                return None  # flow style or an anchor: leave it to the full round trip
+            start = line_match.end() + 1
+    if start is None:
+        return None
+    end = len(text) if end is None else end
+    dash_indent: int | None = None
+    starts: list[int] = []
+    for dash in _DASH_LINE.finditer(text, start, end):
+        indent = len(dash.group(1))
+        if dash_indent is None:
+            dash_indent = indent
+        if indent == dash_indent:
+            starts.append(dash.start())
+    if dash_indent is None:
+        return None
+    return text, starts, end, dash_indent
+
+
+# Characters other than \n that str.splitlines() breaks a line at.
+_ODD_BREAK = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+# The lines _units_region looks at: not blank, not indented, not a comment or a dash (but ---).
+_COLUMN_0 = re.compile(r"^(?:[^ #\-\n]|---).*$", re.MULTILINE)
+_DASH_LINE = re.compile(r"^( *)-(?: |$)", re.MULTILINE)
+
+
+def _layout_by_lines(text: str) -> Layout | None:
+    """:func:`unit_layout` by a scan of ``text.splitlines()`` (any line break Python knows)."""
+    lines = text.splitlines(keepends=True)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
+    bare = [line.rstrip("\r\n") for line in lines]
+    region = _units_region(bare)
+    if region is None:
+        return None
+    found = _item_starts(bare, *region)
+    if found is None:
+        return None
+    line_starts, dash_indent = found
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line))
+    return "".join(lines), [offsets[i] for i in line_starts], offsets[region[1]], dash_indent
+
+
 def _render_units(units: list[Any], dash_indent: int) -> str:
     from resume_kit.progress_file.roundtrip import merge_into
 
@@ -223,23 +296,16 @@ def patch_units(
     pairing = _pairing(old_units, new_units)
     if pairing is None:
         return None
-    lines = text.splitlines(keepends=True)
-    if lines and not lines[-1].endswith("\n"):
-        lines[-1] += "\n"
-    bare = [line.rstrip("\r\n") for line in lines]
-    region = _units_region(bare)
-    if region is None:
-        return None
-    found = _item_starts(bare, *region)
+    found = unit_layout(text)
     if found is None:
         return None
-    starts, dash_indent = found
+    text, starts, region_end, dash_indent = found
     if len(starts) != len(old_units):
         return None
-    bounds = [*starts, region[1]]
-    pieces: list[str] = ["".join(lines[: starts[0]])]
+    bounds = [*starts, region_end]
+    pieces: list[str] = [text[: starts[0]]]
     for index, old in enumerate(old_units):
-        block = "".join(lines[bounds[index] : bounds[index + 1]])
+        block = text[bounds[index] : bounds[index + 1]]
         new = pairing[index]
         if new is None:
             # removed: its own lines go, the comments leading into what follows stay
@@ -253,7 +319,7 @@ def patch_units(
                 return None
             block = rewritten
         pieces.append(block)
-    tail_start = region[1]
+    tail_start = region_end
     if len(new_units) > len(old_units):
         added = new_units[len(old_units) :]
         rendered = _render_units(added, dash_indent)
@@ -269,5 +335,5 @@ def patch_units(
         ):
             keep -= 1
         pieces.append("".join(last_lines[:keep]) + rendered + "".join(last_lines[keep:]))
-    pieces.append("".join(lines[tail_start:]))
+    pieces.append(text[tail_start:])
     return "".join(pieces)
