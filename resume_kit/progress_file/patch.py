@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import io
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from resume_kit.core.timeutil import format_utc
@@ -144,8 +145,8 @@ def unit_layout(text: str) -> Layout | None:
         text += "\n"
     start = end = None
     seen: set[str] = set()
-    for line_match in _COLUMN_0.finditer(text):
-        line = line_match.group()
+    for line_start, line_end in _column_0_lines(text):
+        line = text[line_start:line_end]
         if line.startswith(("---", "...", "\t")):
             return None
         match = _TOP_KEY.match(line)
@@ -156,23 +157,23 @@ def unit_layout(text: str) -> Layout | None:
             return None
         seen.add(key)
         if start is not None and end is None:
-            end = line_match.start()
+            end = line_start
         if key == "units":
             rest = (match.group("rest") or "").strip()
             if rest and not rest.startswith("#"):
                 return None  # flow style or an anchor: leave it to the full round trip
-            start = line_match.end() + 1
+            start = line_end + 1
     if start is None:
         return None
     end = len(text) if end is None else end
     dash_indent: int | None = None
     starts: list[int] = []
-    for dash in _DASH_LINE.finditer(text, start, end):
+    for dash in _DASH_LINE.finditer(text, start - 1, end):  # from the newline before start
         indent = len(dash.group(1))
         if dash_indent is None:
             dash_indent = indent
         if indent == dash_indent:
-            starts.append(dash.start())
+            starts.append(dash.start() + 1)
     if dash_indent is None:
         return None
     return text, starts, end, dash_indent
@@ -180,9 +181,19 @@ def unit_layout(text: str) -> Layout | None:
 
 # Characters other than \n that str.splitlines() breaks a line at.
 _ODD_BREAK = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
-# The lines _units_region looks at: not blank, not indented, not a comment or a dash (but ---).
-_COLUMN_0 = re.compile(r"^(?:[^ #\-\n]|---).*$", re.MULTILINE)
-_DASH_LINE = re.compile(r"^( *)-(?: |$)", re.MULTILINE)
+# The lines _units_region looks at: not blank, not indented, not a comment or a dash (but ---);
+# each pattern starts at the newline before the line (a literal prefix re searches for fast).
+_COLUMN_0 = re.compile(r"\n(?:[^ #\-\n]|---)[^\n]*")
+_DASH_LINE = re.compile(r"\n( *)-(?= |\n)")
+
+
+def _column_0_lines(text: str) -> Iterator[tuple[int, int]]:
+    """(start, end) of each line :data:`_COLUMN_0` names, the first line included."""
+    first = _COLUMN_0.match("\n" + text[: text.find("\n") + 1])
+    if first is not None:
+        yield 0, first.end() - 1
+    for match in _COLUMN_0.finditer(text):
+        yield match.start() + 1, match.end()
 
 
 def _layout_by_lines(text: str) -> Layout | None:
