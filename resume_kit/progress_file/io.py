@@ -71,7 +71,9 @@ class ProgressDoc:
         return text
 
 
-_VERSION_LINE = r"^schema_version:[ \t]*(\d+)[ \t]*(?=#|\r?$)"
+# At the newline before the line (searched in "\n" + text): re finds a literal start fast, where
+# a MULTILINE ^ is tried at every position of a large file.
+_VERSION_LINE = r"\nschema_version:[ \t]*(\d+)[ \t]*(?=#|\r?$)"
 
 
 def _with_version(text: str, version: int) -> str | None:
@@ -80,13 +82,14 @@ def _with_version(text: str, version: int) -> str | None:
     that line is not plainly there (then the full round trip decides)."""
     import re
 
-    lines = list(re.finditer(_VERSION_LINE, text, re.MULTILINE))
+    lines = list(re.finditer(_VERSION_LINE, "\n" + text, re.MULTILINE))
     if len(lines) != 1:
         return None
     match = lines[0]
     if int(match.group(1)) == version:
         return text
-    bumped = text[: match.start(1)] + str(version) + text[match.end(1) :]
+    # offsets in "\n" + text, one past those in text
+    bumped = text[: match.start(1) - 1] + str(version) + text[match.end(1) - 1 :]
     if _only_comments(text[: match.start()]):
         # the document's first line: the first key of its (validated) top-level mapping
         return bumped
