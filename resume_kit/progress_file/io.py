@@ -168,7 +168,7 @@ def read_text(path: Path) -> str:
 # than the brief's budget, so the validated data is kept in the work tree's folder of the user's
 # cache (Layout.user_cache, never the repository: a clone could ship a forged one), keyed by
 # the SHA-256 of the exact text (any edit, by anyone, misses the cache).
-_CACHE_FORMAT = 1
+_CACHE_FORMAT = 1  # progress_file/cache_json.FORMAT
 
 
 def _digest(text: str) -> str:
@@ -182,13 +182,15 @@ def progress_cache_file(layout: Layout) -> Path:
     return layout.user_cache / "progress.json"
 
 
-def _read_cache(layout: Layout, digest: str) -> dict[str, Any] | None:
+def _read_cache(layout: Layout, digest: str) -> tuple[dict[str, Any], str] | None:
+    """The cached data for the text with ``digest``, and the cache file's text."""
     import json
 
     from resume_kit.infra.safefs import read_regular
 
     try:
-        cached = json.loads(read_regular(progress_cache_file(layout), MAX_CACHE_BYTES))
+        raw = read_regular(progress_cache_file(layout), MAX_CACHE_BYTES).decode("utf-8")
+        cached = json.loads(raw)
     except (OSError, ValueError):
         return None
     if (
@@ -197,19 +199,28 @@ def _read_cache(layout: Layout, digest: str) -> dict[str, Any] | None:
         and cached.get("digest") == digest
         and isinstance(cached.get("data"), dict)
     ):
-        return cast(dict[str, Any], cached["data"])
+        return cast(dict[str, Any], cached["data"]), raw
     return None
 
 
-def _write_cache(layout: Layout, digest: str, data: dict[str, Any], text: str) -> None:
-    import json
+def _write_cache(
+    layout: Layout,
+    digest: str,
+    data: dict[str, Any],
+    text: str,
+    previous: tuple[str, str, dict[str, Any]] | None = None,
+) -> str:
+    """Write the cache for ``text``; its JSON text. ``previous``: (the cache text, digest and
+    data of the version this one replaces), so that only the changed units are serialised."""
+    from resume_kit.progress_file.cache_json import payload, spliced
 
-    payload = json.dumps(
-        {"format": _CACHE_FORMAT, "digest": digest, "data": data}, ensure_ascii=False
-    )
+    written = spliced(previous[0], previous[1], previous[2], digest, data) if previous else None
+    if written is None:
+        written = payload(digest, data)
     with contextlib.suppress(OSError):
-        atomic_write(progress_cache_file(layout), payload)
+        atomic_write(progress_cache_file(layout), written)
     _write_unit_in_progress(layout, data, text)
+    return written
 
 
 def _in_progress_file(layout: Layout) -> Path:
@@ -280,7 +291,7 @@ def parse_and_validate(text: str, name: str = "progress.yaml") -> Progress:
 # The text and data this process last read or wrote, per file: a command that loads the same
 # unchanged file again (verify-next reads it before and after the run) skips hashing it and
 # reading the cache. Only exact text equality counts.
-_LOADED: dict[str, tuple[str, dict[str, Any]]] = {}
+_LOADED: dict[str, tuple[str, dict[str, Any], str | None]] = {}  # text, data, cache's text
 
 
 def load(layout: Layout, reuse: ProgressDoc | None = None) -> ProgressDoc:
@@ -294,10 +305,13 @@ def load(layout: Layout, reuse: ProgressDoc | None = None) -> ProgressDoc:
     if "\x00" in text:
         raise ProgressFileError(f"{path.name}: the file holds binary data (NUL bytes)")
     remembered = _LOADED.get(str(path))
+    cache_text: str | None = None
     if remembered is not None and remembered[0] == text:
         cached: dict[str, Any] | None = remembered[1]  # this process read or wrote these bytes
+        cache_text = remembered[2]
     else:
-        cached = _read_cache(layout, _digest(text))
+        hit = _read_cache(layout, _digest(text))
+        cached, cache_text = hit if hit is not None else (None, None)
     model: Progress | None = None
     if cached is not None:
         model = model_from_cache(cached)
@@ -309,10 +323,11 @@ def load(layout: Layout, reuse: ProgressDoc | None = None) -> ProgressDoc:
     if model is None:
         model = parse_and_validate(text, path.name)
         cached = to_data(model)
+        cache_text = None
         if layout.state_dir.is_dir():
-            _write_cache(layout, _digest(text), cached, text)
+            cache_text = _write_cache(layout, _digest(text), cached, text)
     data = cached or to_data(model)
-    _LOADED[str(path)] = (text, data)
+    _LOADED[str(path)] = (text, data, cache_text)
     return ProgressDoc(path=path, progress=model, text=text, data=data)
 
 
@@ -328,9 +343,17 @@ def save(layout: Layout, doc: ProgressDoc) -> bool:
     ensure_gitignore(layout)
     keep_history(doc.path, layout.history)
     atomic_write(doc.path, text)
+    from resume_kit.progress_file.cache_json import digest_of
+
+    remembered = _LOADED.get(str(doc.path))
+    previous = None
+    if remembered is not None and remembered[1] is doc.data and remembered[2] is not None:
+        old_digest = digest_of(remembered[2])
+        if old_digest is not None and remembered[0] == doc.text:  # of the version replaced
+            previous = (remembered[2], old_digest, doc.data)
     doc.text, doc.data, doc._raw = text, new_data, None
-    _write_cache(layout, _digest(text), new_data, text)
-    _LOADED[str(doc.path)] = (text, new_data)
+    written = _write_cache(layout, _digest(text), new_data, text, previous)
+    _LOADED[str(doc.path)] = (text, new_data, written)
     return True
 
 
