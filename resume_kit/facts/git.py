@@ -59,7 +59,14 @@ def parse_status_v2(data: bytes) -> dict[str, Any]:
         "stash": 0,
         "entries": [],
     }
-    entries: list[dict[str, Any]] = result["entries"]
+    result["entries"] = list(iter_status_v2(data, result))
+    return result
+
+
+def iter_status_v2(data: bytes, headers: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """The entries of :func:`parse_status_v2`, one at a time (a caller may stop at the first it
+    needs); each ``# ...`` header is parsed into ``headers`` as it is passed (git writes them
+    all before the first entry)."""
     tokens = data.split(b"\0")
     i = 0
     while i < len(tokens):
@@ -69,13 +76,13 @@ def parse_status_v2(data: bytes) -> dict[str, Any]:
             continue
         kind = token[:1]
         if kind == b"#":
-            _parse_header(_text(token), result)
+            _parse_header(_text(token), headers)
         elif kind in (b"?", b"!") and token[1:2] == b" ":
-            entries.append({"kind": _text(kind), "path": _text(token[2:])})
+            yield {"kind": _text(kind), "path": _text(token[2:])}
         elif kind == b"1":
             fields = token.split(b" ", 8)
             if len(fields) == 9:
-                entries.append(_changed(fields, modes=3, hashes=2, path=fields[8]))
+                yield _changed(fields, modes=3, hashes=2, path=fields[8])
         elif kind == b"2":
             fields = token.split(b" ", 9)
             if len(fields) == 10 and i < len(tokens):
@@ -83,12 +90,11 @@ def parse_status_v2(data: bytes) -> dict[str, Any]:
                 entry["score"] = _text(fields[8])
                 entry["orig_path"] = _text(tokens[i])
                 i += 1
-                entries.append(entry)
+                yield entry
         elif kind == b"u":
             fields = token.split(b" ", 10)
             if len(fields) == 11:
-                entries.append(_changed(fields, modes=4, hashes=3, path=fields[10]))
-    return result
+                yield _changed(fields, modes=4, hashes=3, path=fields[10])
 
 
 def _changed(fields: list[bytes], *, modes: int, hashes: int, path: bytes) -> dict[str, Any]:

@@ -50,11 +50,13 @@ class ProgressDoc:
         self._raw = merged
         return dump(merged, detect_indent(self.text))
 
-    def render_fast(self) -> str:
-        """Like :meth:`render`, re-rendering only the changed units when that is safe."""
+    def render_fast(self, new: dict[str, Any] | None = None) -> str:
+        """Like :meth:`render`, re-rendering only the changed units when that is safe;
+        ``new``: ``to_data(self.progress)`` when the caller has it already."""
         from resume_kit.progress_file.patch import patch_units
 
-        new = to_data(self.progress)
+        if new is None:
+            new = to_data(self.progress)
         old = self.data
         if old and all(old.get(k) == new.get(k) for k in TOP_KEYS if k != "units"):
             patched = patch_units(self.text, old.get("units", []), new["units"])
@@ -69,7 +71,9 @@ class ProgressDoc:
         return text
 
 
-_VERSION_LINE = r"^schema_version:[ \t]*(\d+)[ \t]*(?=#|\r?$)"
+# At the newline before the line (searched in "\n" + text): re finds a literal start fast, where
+# a MULTILINE ^ is tried at every position of a large file.
+_VERSION_LINE = r"\nschema_version:[ \t]*(\d+)[ \t]*(?=#|\r?$)"
 
 
 def _with_version(text: str, version: int) -> str | None:
@@ -78,13 +82,14 @@ def _with_version(text: str, version: int) -> str | None:
     that line is not plainly there (then the full round trip decides)."""
     import re
 
-    lines = list(re.finditer(_VERSION_LINE, text, re.MULTILINE))
+    lines = list(re.finditer(_VERSION_LINE, "\n" + text, re.MULTILINE))
     if len(lines) != 1:
         return None
     match = lines[0]
     if int(match.group(1)) == version:
         return text
-    bumped = text[: match.start(1)] + str(version) + text[match.end(1) :]
+    # offsets in "\n" + text, one past those in text
+    bumped = text[: match.start(1) - 1] + str(version) + text[match.end(1) - 1 :]
     if _only_comments(text[: match.start()]):
         # the document's first line: the first key of its (validated) top-level mapping
         return bumped
@@ -163,7 +168,7 @@ def read_text(path: Path) -> str:
 # than the brief's budget, so the validated data is kept in the work tree's folder of the user's
 # cache (Layout.user_cache, never the repository: a clone could ship a forged one), keyed by
 # the SHA-256 of the exact text (any edit, by anyone, misses the cache).
-_CACHE_FORMAT = 1
+_CACHE_FORMAT = 1  # progress_file/cache_json.FORMAT
 
 
 def _digest(text: str) -> str:
@@ -177,13 +182,15 @@ def progress_cache_file(layout: Layout) -> Path:
     return layout.user_cache / "progress.json"
 
 
-def _read_cache(layout: Layout, digest: str) -> dict[str, Any] | None:
+def _read_cache(layout: Layout, digest: str) -> tuple[dict[str, Any], str] | None:
+    """The cached data for the text with ``digest``, and the cache file's text."""
     import json
 
     from resume_kit.infra.safefs import read_regular
 
     try:
-        cached = json.loads(read_regular(progress_cache_file(layout), MAX_CACHE_BYTES))
+        raw = read_regular(progress_cache_file(layout), MAX_CACHE_BYTES).decode("utf-8")
+        cached = json.loads(raw)
     except (OSError, ValueError):
         return None
     if (
@@ -192,19 +199,28 @@ def _read_cache(layout: Layout, digest: str) -> dict[str, Any] | None:
         and cached.get("digest") == digest
         and isinstance(cached.get("data"), dict)
     ):
-        return cast(dict[str, Any], cached["data"])
+        return cast(dict[str, Any], cached["data"]), raw
     return None
 
 
-def _write_cache(layout: Layout, digest: str, data: dict[str, Any], text: str) -> None:
-    import json
+def _write_cache(
+    layout: Layout,
+    digest: str,
+    data: dict[str, Any],
+    text: str,
+    previous: tuple[str, str, dict[str, Any]] | None = None,
+) -> str:
+    """Write the cache for ``text``; its JSON text. ``previous``: (the cache text, digest and
+    data of the version this one replaces), so that only the changed units are serialised."""
+    from resume_kit.progress_file.cache_json import payload, spliced
 
-    payload = json.dumps(
-        {"format": _CACHE_FORMAT, "digest": digest, "data": data}, ensure_ascii=False
-    )
+    written = spliced(previous[0], previous[1], previous[2], digest, data) if previous else None
+    if written is None:
+        written = payload(digest, data)
     with contextlib.suppress(OSError):
-        atomic_write(progress_cache_file(layout), payload)
+        atomic_write(progress_cache_file(layout), written)
     _write_unit_in_progress(layout, data, text)
+    return written
 
 
 def _in_progress_file(layout: Layout) -> Path:
@@ -275,7 +291,7 @@ def parse_and_validate(text: str, name: str = "progress.yaml") -> Progress:
 # The text and data this process last read or wrote, per file: a command that loads the same
 # unchanged file again (verify-next reads it before and after the run) skips hashing it and
 # reading the cache. Only exact text equality counts.
-_LOADED: dict[str, tuple[str, dict[str, Any]]] = {}
+_LOADED: dict[str, tuple[str, dict[str, Any], str | None]] = {}  # text, data, cache's text
 
 
 def load(layout: Layout, reuse: ProgressDoc | None = None) -> ProgressDoc:
@@ -289,10 +305,13 @@ def load(layout: Layout, reuse: ProgressDoc | None = None) -> ProgressDoc:
     if "\x00" in text:
         raise ProgressFileError(f"{path.name}: the file holds binary data (NUL bytes)")
     remembered = _LOADED.get(str(path))
+    cache_text: str | None = None
     if remembered is not None and remembered[0] == text:
         cached: dict[str, Any] | None = remembered[1]  # this process read or wrote these bytes
+        cache_text = remembered[2]
     else:
-        cached = _read_cache(layout, _digest(text))
+        hit = _read_cache(layout, _digest(text))
+        cached, cache_text = hit if hit is not None else (None, None)
     model: Progress | None = None
     if cached is not None:
         model = model_from_cache(cached)
@@ -304,10 +323,11 @@ def load(layout: Layout, reuse: ProgressDoc | None = None) -> ProgressDoc:
     if model is None:
         model = parse_and_validate(text, path.name)
         cached = to_data(model)
+        cache_text = None
         if layout.state_dir.is_dir():
-            _write_cache(layout, _digest(text), cached, text)
+            cache_text = _write_cache(layout, _digest(text), cached, text)
     data = cached or to_data(model)
-    _LOADED[str(path)] = (text, data)
+    _LOADED[str(path)] = (text, data, cache_text)
     return ProgressDoc(path=path, progress=model, text=text, data=data)
 
 
@@ -319,13 +339,21 @@ def save(layout: Layout, doc: ProgressDoc) -> bool:
     new_data = to_data(doc.progress)
     if new_data == doc.data:
         return False
-    text = doc.render_fast()
+    text = doc.render_fast(new_data)
     ensure_gitignore(layout)
     keep_history(doc.path, layout.history)
     atomic_write(doc.path, text)
+    from resume_kit.progress_file.cache_json import digest_of
+
+    remembered = _LOADED.get(str(doc.path))
+    previous = None
+    if remembered is not None and remembered[1] is doc.data and remembered[2] is not None:
+        old_digest = digest_of(remembered[2])
+        if old_digest is not None and remembered[0] == doc.text:  # of the version replaced
+            previous = (remembered[2], old_digest, doc.data)
     doc.text, doc.data, doc._raw = text, new_data, None
-    _write_cache(layout, _digest(text), new_data, text)
-    _LOADED[str(doc.path)] = (text, new_data)
+    written = _write_cache(layout, _digest(text), new_data, text, previous)
+    _LOADED[str(doc.path)] = (text, new_data, written)
     return True
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import io
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from resume_kit.core.timeutil import format_utc
@@ -131,6 +132,89 @@ def _item_starts(lines: list[str], start: int, end: int) -> tuple[list[int], int
     return starts, dash_indent
 
 
+Layout = tuple[str, list[int], int, int]  # text (ending in a newline), unit starts, end, dash
+
+
+def unit_layout(text: str) -> Layout | None:
+    """Where each unit's block starts in ``text`` (character offsets), where the units list
+    ends, and the dash's indent; ``text`` comes back with a final newline added when it had
+    none. None when the layout is not the plain block style :func:`patch_units` expects."""
+    if _ODD_BREAK.search(text) is not None:
+        return _layout_by_lines(text)  # splitlines() breaks lines there too: the line scan
+    if text and not text.endswith("\n"):
+        text += "\n"
+    start = end = None
+    seen: set[str] = set()
+    for line_start, line_end in _column_0_lines(text):
+        line = text[line_start:line_end]
+        if line.startswith(("---", "...", "\t")):
+            return None
+        match = _TOP_KEY.match(line)
+        if match is None:
+            return None  # something at column 0 that is not a plain key: not our layout
+        key = match.group(1)
+        if key in seen:
+            return None
+        seen.add(key)
+        if start is not None and end is None:
+            end = line_start
+        if key == "units":
+            rest = (match.group("rest") or "").strip()
+            if rest and not rest.startswith("#"):
+                return None  # flow style or an anchor: leave it to the full round trip
+            start = line_end + 1
+    if start is None:
+        return None
+    end = len(text) if end is None else end
+    dash_indent: int | None = None
+    starts: list[int] = []
+    for dash in _DASH_LINE.finditer(text, start - 1, end):  # from the newline before start
+        indent = len(dash.group(1))
+        if dash_indent is None:
+            dash_indent = indent
+        if indent == dash_indent:
+            starts.append(dash.start() + 1)
+    if dash_indent is None:
+        return None
+    return text, starts, end, dash_indent
+
+
+# Characters other than \n that str.splitlines() breaks a line at.
+_ODD_BREAK = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+# The lines _units_region looks at: not blank, not indented, not a comment or a dash (but ---);
+# each pattern starts at the newline before the line (a literal prefix re searches for fast).
+_COLUMN_0 = re.compile(r"\n(?:[^ #\-\n]|---)[^\n]*")
+_DASH_LINE = re.compile(r"\n( *)-(?= |\n)")
+
+
+def _column_0_lines(text: str) -> Iterator[tuple[int, int]]:
+    """(start, end) of each line :data:`_COLUMN_0` names, the first line included."""
+    first = _COLUMN_0.match("\n" + text[: text.find("\n") + 1])
+    if first is not None:
+        yield 0, first.end() - 1
+    for match in _COLUMN_0.finditer(text):
+        yield match.start() + 1, match.end()
+
+
+def _layout_by_lines(text: str) -> Layout | None:
+    """:func:`unit_layout` by a scan of ``text.splitlines()`` (any line break Python knows)."""
+    lines = text.splitlines(keepends=True)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
+    bare = [line.rstrip("\r\n") for line in lines]
+    region = _units_region(bare)
+    if region is None:
+        return None
+    found = _item_starts(bare, *region)
+    if found is None:
+        return None
+    line_starts, dash_indent = found
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line))
+    return "".join(lines), [offsets[i] for i in line_starts], offsets[region[1]], dash_indent
+
+
 def _render_units(units: list[Any], dash_indent: int) -> str:
     from resume_kit.progress_file.roundtrip import merge_into
 
@@ -175,6 +259,17 @@ def _rewrite_block(block: str, unit: dict[str, Any], dash_indent: int, old_id: s
     return buffer.getvalue() + trailer
 
 
+def _rewrite_fast(
+    block: str, old: dict[str, Any], new: dict[str, Any], dash_indent: int
+) -> str | None:
+    """The block rewritten by our own emitter (no ruamel import), when it can be sure."""
+    from resume_kit.progress_file.unit_block import rewrite
+
+    own, trailer = _split_trailer(block)
+    rewritten = rewrite(own, old, new, dash_indent)
+    return None if rewritten is None else rewritten + trailer
+
+
 def _holds(text: str, expected: list[Any]) -> bool:
     try:
         return bool(normalise(safe_load(text)) == expected)
@@ -212,35 +307,30 @@ def patch_units(
     pairing = _pairing(old_units, new_units)
     if pairing is None:
         return None
-    lines = text.splitlines(keepends=True)
-    if lines and not lines[-1].endswith("\n"):
-        lines[-1] += "\n"
-    bare = [line.rstrip("\r\n") for line in lines]
-    region = _units_region(bare)
-    if region is None:
-        return None
-    found = _item_starts(bare, *region)
+    found = unit_layout(text)
     if found is None:
         return None
-    starts, dash_indent = found
+    text, starts, region_end, dash_indent = found
     if len(starts) != len(old_units):
         return None
-    bounds = [*starts, region[1]]
-    pieces: list[str] = ["".join(lines[: starts[0]])]
+    bounds = [*starts, region_end]
+    pieces: list[str] = [text[: starts[0]]]
     for index, old in enumerate(old_units):
-        block = "".join(lines[bounds[index] : bounds[index + 1]])
+        block = text[bounds[index] : bounds[index + 1]]
         new = pairing[index]
         if new is None:
             # removed: its own lines go, the comments leading into what follows stay
             pieces.append(_split_trailer(block)[1])
             continue
         if new != old:
-            rewritten = _rewrite_block(block, new, dash_indent, old["id"])
+            rewritten = _rewrite_fast(block, old, new, dash_indent)
+            if rewritten is None:
+                rewritten = _rewrite_block(block, new, dash_indent, old["id"])
             if rewritten is None or not _holds(rewritten, [new]):
                 return None
             block = rewritten
         pieces.append(block)
-    tail_start = region[1]
+    tail_start = region_end
     if len(new_units) > len(old_units):
         added = new_units[len(old_units) :]
         rendered = _render_units(added, dash_indent)
@@ -256,5 +346,5 @@ def patch_units(
         ):
             keep -= 1
         pieces.append("".join(last_lines[:keep]) + rendered + "".join(last_lines[keep:]))
-    pieces.append("".join(lines[tail_start:]))
+    pieces.append(text[tail_start:])
     return "".join(pieces)

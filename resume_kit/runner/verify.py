@@ -26,7 +26,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, BinaryIO
+from typing import IO, Any, BinaryIO
 
 from resume_kit.core.escape import ANSI_SEQUENCE
 from resume_kit.infra.errors import LockError
@@ -533,24 +533,26 @@ def head_and_dirty(root: Path) -> tuple[str | None, bool]:
     """HEAD's commit and whether tracked files outside ``.resume-kit/`` differ from HEAD (index
     or work tree), from one git process (``# branch.oid`` of ``status --branch``): one spawn
     less per checkpoint, which is much of what ``resume-kit run`` adds per unit."""
-    from resume_kit.facts.git import parse_status_v2
+    from resume_kit.facts.git import iter_status_v2
     from resume_kit.infra.gitcmd import run_git_bytes
     from resume_kit.infra.paths import STATE_DIR
 
     _, out, _ = run_git_bytes(
         root, "status", "--porcelain=v2", "-z", "-uno", "--branch", check=False
     )
-    status = parse_status_v2(out)
 
     def outside(path: str | None) -> bool:
         return path is not None and path != STATE_DIR and not path.startswith(STATE_DIR + "/")
 
+    # The first changed entry outside .resume-kit/ settles it: a tree with 100,000 changed
+    # files is not parsed whole (the headers, so HEAD's oid, come before every entry).
+    headers: dict[str, Any] = {"oid": None}
     dirty = any(
         outside(entry.get("path")) or outside(entry.get("orig_path"))
-        for entry in status["entries"]
+        for entry in iter_status_v2(out, headers)
         if entry["kind"] in ("1", "2", "u")
     )
-    return status["oid"], dirty
+    return headers["oid"], dirty
 
 
 @dataclass

@@ -1,0 +1,255 @@
+"""Our own emitter for one unit's block (progress_file/unit_block.py) against the ruamel path it
+replaces: byte for byte the same block and file, reading back to the same model."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, event, example, given, settings
+from hypothesis import strategies as st
+
+from resume_kit.progress_file import patch, unit_block
+from resume_kit.progress_file.io import parse_and_validate
+from resume_kit.progress_file.roundtrip import dump, merge_into, to_data
+
+DIFF = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+TRICKY = st.sampled_from(
+    ["yes", "No", "on", "1:20", "2026-01-01", "2026-11-29T08:00:00Z", "a: b", "a #b", "a#b",
+     "-x", "- x", "'q'", '"q"', "", "null", "~", "12", "0755", "1e5", "0x1f", ".5", "x,y", "x:",
+     "sha256:ab", "a\nb", "KeyError: 'party_b' (src/extract.py:88)", "it's", "a  b", " a", "b ",
+     "pytest -q && echo ok", "a | b", "*.py", "!x", "&x", "%x", "@x", "`x`", "?x", ":x", "---x",
+     "...", "é", "x\ty", "line one\nline two", "one\n  two", "trailing \nx", "x\n", "[x]", "{a}",
+     "true", "False", ".inf", "=", "<<", "0b101", "+1", "-1.5", "1_000"]
+)  # fmt: skip
+SIMPLE = st.text(alphabet="abcxyz0129 ._/-:'\"#,&|*\\", min_size=1, max_size=24)
+TEXT = st.one_of(
+    SIMPLE,
+    SIMPLE,
+    TRICKY,
+    st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=30),
+    st.text(alphabet="abc019 :#-'\",.\n/_", max_size=20),
+)
+ID = st.from_regex(r"[a-z][a-z0-9-]{0,8}", fullmatch=True)
+HEX = st.text(alphabet="0123456789abcdef", min_size=40, max_size=40)
+EVIDENCE = st.fixed_dictionaries(
+    {
+        "verified_at": st.sampled_from(["2026-12-01T23:55:04Z", "2026-11-29T08:00:00Z"]),
+        "commit": st.one_of(st.none(), HEX),
+        "dirty": st.booleans(),
+        "fingerprint": HEX.map(lambda h: "sha256:" + h),
+        "duration_s": st.floats(0, 1e4, allow_nan=False).map(lambda f: round(f, 2)),
+    },
+    optional={"log": st.sampled_from([".resume-kit/runs/a-20261201T235504165Z.log", "x y"])},
+)
+FAILURE = st.fixed_dictionaries(
+    {
+        "at": st.just("2026-11-29T08:00:00Z"),
+        "exit_code": st.integers(1, 255),
+        "signature": st.one_of(HEX, st.just("9c1e0b7d2f4a"), st.just("1234")),
+        "repeats": st.integers(1, 9),
+        "excerpt": TEXT,
+    },
+    optional={"state": HEX.map(lambda h: "sha256:" + h), "reruns": st.integers(1, 5)},
+)
+PATHS = st.lists(st.one_of(TEXT.filter(bool), st.just("src/a.py")), min_size=1, max_size=3)
+
+
+@st.composite
+def units(draw: Any, uid: str | None = None) -> dict[str, Any]:
+    unit: dict[str, Any] = {
+        "id": uid or draw(ID),
+        "title": draw(TEXT),
+        "status": draw(st.sampled_from(["todo", "in_progress", "done", "blocked"])),
+    }
+    optional = {
+        "verify": TEXT,
+        "files": PATHS,
+        "artifacts": PATHS,
+        "parallel": st.just(True),
+        "notes": TEXT,
+        "evidence": EVIDENCE,
+        "last_failure": FAILURE,
+    }
+    for key, strategy in optional.items():
+        if draw(st.booleans()):
+            unit[key] = draw(strategy)
+    return unit
+
+
+def styled(draw: Any, node: Any) -> Any:
+    """``node`` (ruamel's round-trip data) with some strings quoted and some lists in flow
+    style, as a person or another tool may have written them (ruamel keeps those styles)."""
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+    from ruamel.yaml.scalarstring import DoubleQuotedScalarString, SingleQuotedScalarString
+
+    if isinstance(node, CommentedMap):
+        for key in list(node):
+            node[key] = styled(draw, node[key])
+        return node
+    if isinstance(node, CommentedSeq):
+        if draw(st.booleans()):
+            node.fa.set_flow_style()
+        for index in range(len(node)):
+            node[index] = styled(draw, node[index])
+        return node
+    if isinstance(node, str) and "\n" not in node:
+        kind = draw(st.sampled_from(["fresh", "fresh", "single", "double"]))
+        if kind == "single":
+            return SingleQuotedScalarString(node)
+        if kind == "double":
+            return DoubleQuotedScalarString(node)
+    return node
+
+
+def block_of(draw: Any, unit: dict[str, Any], dash: int) -> str:
+    raw = styled(draw, merge_into(None, [unit]))
+    return dump(raw, (dash + 2, dash))
+
+
+def reads_back(block: str) -> Any:
+    return patch.normalise(yaml.safe_load(block))
+
+
+@DIFF
+@given(units(), st.sampled_from([0, 2, 4]))
+@example({"id": "a", "title": "t", "status": "todo", "files": ["src/a.py"]}, 2)
+def test_a_new_units_block_is_what_ruamel_writes(unit: dict[str, Any], dash: int) -> None:
+    ours = unit_block.emit_unit(unit, dash)
+    event("ruamel" if ours is None else "our emitter")
+    if ours is None:
+        return
+    assert ours == patch._render_units([unit], dash)
+    assert reads_back(ours) == [unit]  # every scalar reads back equal through yaml.safe_load
+
+
+@DIFF
+@given(st.data(), st.sampled_from([0, 2, 4]))
+def test_a_rewritten_block_is_what_ruamel_writes(data: Any, dash: int) -> None:
+    old = data.draw(units())
+    block = block_of(data.draw, old, dash)
+    new = data.draw(st.one_of(units(uid=old["id"]), st.just(dict(old, status="done"))))
+    if "notes" in new and data.draw(st.booleans()):
+        del new["notes"]
+    ours = unit_block.rewrite(block, old, new, dash)
+    event("ruamel" if ours is None else "our emitter")
+    if ours is None:
+        return
+    assert ours == patch._rewrite_block(block, new, dash, old["id"])
+    assert reads_back(ours) == [new]
+
+
+def test_the_bench_block_passing_takes_the_fast_path() -> None:
+    """verify-next's common case: the unit in progress with a failure passes (the excerpt was
+    double-quoted by hand, the lists are in flow style)."""
+    block = (
+        "  - id: doc-01500\n"
+        "    title: Extract contract 01500\n"
+        "    status: in_progress\n"
+        "    verify: grep -q party_b out/01500.json\n"
+        "    files: [src/pkg0007/mod100.py]\n"
+        "    artifacts: [out/01500.json]\n"
+        "    last_failure:\n"
+        "      at: '2026-11-29T08:00:00Z'\n"
+        "      exit_code: 1\n"
+        "      signature: 9c1e0b7d2f4a\n"
+        "      repeats: 1\n"
+        "      excerpt: \"KeyError: 'party_b' (src/extract.py:88)\"\n"
+    )
+    old = patch.normalise(yaml.safe_load(block))[0]
+    new = {k: v for k, v in old.items() if k != "last_failure"}
+    new["status"] = "done"
+    new["evidence"] = {
+        "verified_at": "2026-12-01T23:55:04Z",
+        "commit": "1172a62ac151893234176207066adee1f85498e4",
+        "dirty": True,
+        "fingerprint": "sha256:" + "5d" * 32,
+        "duration_s": 0.03,
+        "log": ".resume-kit/runs/doc-01500-20261201T235504165Z.log",
+    }
+    ours = unit_block.rewrite(block, old, new, 2)
+    assert ours is not None
+    assert ours == patch._rewrite_block(block, new, 2, old["id"])
+
+
+@pytest.mark.parametrize(
+    "block",
+    [
+        "  - id: a  # a comment\n    title: t\n    status: todo\n",
+        "  - id: a\n    # a comment\n    title: t\n    status: todo\n",
+        "  - id: a\n    title: t   \n    status: todo\n",
+        "  - id: a\n    title: &x t\n    status: todo\n",
+        "  - id: a\n    title: !!str t\n    status: todo\n",
+        "  - id: a\n    status: todo\n    title: t\n",  # another key order
+        "  - {id: a, title: t, status: todo}\n",
+        "  - id: a\n    title:   t\n    status: todo\n",
+        "  - id: a\n    title: t\n    status: todo\n    files: []\n",
+    ],
+)
+def test_a_block_we_do_not_write_ourselves_goes_to_ruamel(block: str) -> None:
+    old = {"id": "a", "title": "t", "status": "todo"}
+    assert unit_block.rewrite(block, old, dict(old, status="done"), 2) is None
+
+
+@st.composite
+def progress_files(draw: Any) -> tuple[str, list[dict[str, Any]], int]:
+    ids = draw(st.lists(ID, min_size=1, max_size=4, unique=True))
+    dash = draw(st.sampled_from([0, 2]))
+    doc: dict[str, Any] = {
+        "schema_version": 2,
+        "goal": "g",
+        "units": [draw(units(uid=i)) for i in ids],
+    }
+    raw = styled(draw, merge_into(None, doc))
+    return "# header\n" + dump(raw, (dash + 2, dash)), ids, dash
+
+
+@DIFF
+@given(progress_files(), st.data())
+def test_the_patched_file_is_what_the_ruamel_path_writes(
+    made: tuple[str, list[dict[str, Any]], int], data: Any
+) -> None:
+    text = made[0]
+    try:
+        old = to_data(parse_and_validate(text))
+    except Exception:
+        return  # not a valid progress file: never patched
+    new_units = [dict(u) for u in old["units"]]
+    index = data.draw(st.integers(0, len(new_units) - 1))
+    changed = data.draw(units(uid=new_units[index]["id"]))
+    new_units[index] = changed
+    ours = patch.patch_units(text, old["units"], new_units)
+    fast = patch._rewrite_fast
+    patch._rewrite_fast = lambda *args: None  # type: ignore[assignment]  # the ruamel path alone
+    try:
+        theirs = patch.patch_units(text, old["units"], new_units)
+    finally:
+        patch._rewrite_fast = fast  # type: ignore[assignment]
+    assert ours == theirs
+    if ours is None or changed == old["units"][index]:
+        return
+    try:
+        back = yaml.safe_load(ours)
+    except yaml.YAMLError:
+        return  # another unit's text only ruamel reads (the changed block was checked alone)
+    assert patch.normalise(back)["units"][index] == changed
+
+
+LAYOUT_TEXT = st.lists(
+    st.sampled_from(
+        ["units:", "units: # c", "units: []", "goal: g", "goal: g", "schema_version: 2", "- id: a",
+         "  - id: a", "  - id: b", "    title: t", "    files:", "      - x", "  -", "# c", "",
+         "---", "...", "\tx: 1", "units:", "  -x", " - y", "notes: |", "  - not a unit", "-",
+         "a b: c", "\r", "x\u2028y: 1", "\x0c"]
+    ),
+    max_size=14,
+).map("\n".join)  # fmt: skip
+
+
+@DIFF
+@given(st.one_of(LAYOUT_TEXT, LAYOUT_TEXT.map(lambda t: t + "\n")))
+@example("schema_version: 2\ngoal: g\nunits:\n  - id: a\n    title: t\n  - id: b\nnotes: n")
+def test_the_units_layout_by_regex_is_the_line_scan(text: str) -> None:
+    assert patch.unit_layout(text) == patch._layout_by_lines(text)
