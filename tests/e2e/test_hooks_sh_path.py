@@ -232,6 +232,37 @@ def test_the_sh_and_python_cache_folders_agree(tmp_path: Path) -> None:
             assert os.path.join(base, "resume-kit", "hook-units", name) == expected
 
 
+def sh_copy_names(trees: list[str]) -> list[str]:
+    """What the installed script's rk_copy names the copy for each real path ("" for none)."""
+    script = hooks.fast_path_script().split("\nunit=\n", 1)[0]
+    probe = script.replace("    rk_copy=$rk_base", '    echo "$rk_name"; return 0\n', 1)
+    loop = 'for tree in "$@"; do rk_copy || echo; done'
+    proc = subprocess.run(
+        ["sh", "-c", f"{probe}\n{loop}", "sh", *trees],
+        capture_output=True,
+        env={"HOME": "/home/u", "PATH": os.environ["PATH"]},
+        check=True,
+    )
+    return proc.stdout.decode("utf-8", "surrogateescape").split("\n")[: len(trees)]
+
+
+COMPONENT = st.text(
+    alphabet=st.sampled_from(list("aZ09._+@,=~-%  $*?[]\\'\"\té\u2028")), min_size=1, max_size=8
+).filter(lambda part: part not in (".", ".."))
+
+
+@settings(max_examples=60, deadline=None)
+@given(trees=st.lists(st.lists(COMPONENT, min_size=1, max_size=40), min_size=1, max_size=8))
+def test_sh_spells_the_copy_name_as_python_does(trees: list[list[str]]) -> None:
+    """Any real path: sh and Python give the same name, or neither gives one; no two paths
+    share a name."""
+    paths = ["/" + "/".join(parts) for parts in trees]
+    expected = [hookentry.hook_copy_name(path) or "" for path in paths]
+    assert sh_copy_names(paths) == expected
+    pairs = {(path, name) for path, name in zip(paths, expected, strict=True) if name}
+    assert len({name for _, name in pairs}) == len({path for path, _ in pairs})
+
+
 IDS = st.text(
     alphabet=st.sampled_from(list("az09.-_ $`'\"\\;|&()\x1b\x07\t\r\n%#[]*?!é\u2028")),
     max_size=12,
