@@ -7,6 +7,8 @@
   hooks live in ``<common git dir>/hooks``, which linked worktrees share.
 * The scripts are POSIX sh; they run the interpreter that installed them, fall back to
   ``resume-kit`` on PATH, and fail open with one line on stderr when neither is there.
+* prepare-commit-msg needs no interpreter when progress.yaml equals, byte for byte, the copy
+  Python left in the user's cache folder (``_FAST_PATH``, ``hook_entry.write_hook_copy``).
 * Nothing from the work tree runs: the interpreter is isolated (``-I``: neither the current
   directory nor ``PYTHON*`` variables reach ``sys.path``), starts from ``/``, and gets the work
   tree as ``--repo``. The post-commit log goes to the user's cache directory, never into the
