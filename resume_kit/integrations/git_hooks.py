@@ -207,8 +207,7 @@ rk_trailer() {{
     git -C / {safe_config} interpret-trailers --in-place --where end --if-exists doNothing \\
         --if-missing add --trailer "{key}: $unit" "$msg"
     rk_status=$?
-    [ "$rk_status" -eq 0 ] || echo "resume-kit: no {key} trailer: git interpret-trailers" \\
-        "exited $rk_status" >&2
+    [ "$rk_status" -eq 0 ] || echo {git_failed}"$rk_status" >&2
     exit 0
 }}
 unit=
@@ -232,6 +231,7 @@ def fast_path_script(platform: str = sys.platform) -> str:
     """The sh functions of prepare-commit-msg's path without Python, for ``platform``."""
     from resume_kit.infra.cachedir import APP
     from resume_kit.infra.gitcmd import LEAKED_GIT_VARS, SAFE_CONFIG
+    from resume_kit.infra.messages import prefixed
     from resume_kit.integrations import hook_entry as entry
 
     def chars(allowed: frozenset[str]) -> str:
@@ -252,6 +252,9 @@ def fast_path_script(platform: str = sys.platform) -> str:
         leaked=" ".join(LEAKED_GIT_VARS),
         safe_config=" ".join(f"-c {sh_quote(item)}" for item in SAFE_CONFIG),
         key=entry.TRAILER_KEY,
+        git_failed=sh_quote(
+            prefixed(f"no {entry.TRAILER_KEY} trailer: git interpret-trailers exited ")
+        ),
     )
 
 
