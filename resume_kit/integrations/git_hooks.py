@@ -7,6 +7,8 @@
   hooks live in ``<common git dir>/hooks``, which linked worktrees share.
 * The scripts are POSIX sh; they run the interpreter that installed them, fall back to
   ``resume-kit`` on PATH, and fail open with one line on stderr when neither is there.
+* prepare-commit-msg needs no interpreter when progress.yaml equals, byte for byte, the copy
+  Python left in the user's cache folder (``_FAST_PATH``, ``hook_entry.write_hook_copy``).
 * Nothing from the work tree runs: the interpreter is isolated (``-I``: neither the current
   directory nor ``PYTHON*`` variables reach ``sys.path``), starts from ``/``, and gets the work
   tree as ``--repo``. The post-commit log goes to the user's cache directory, never into the
@@ -62,16 +64,19 @@ fi
 _PREPARE_COMMIT_MSG = """\
 # A failing hook that was here before still stops the commit, as it did; our part never does.
 [ "$status" -eq 0 ] || exit "$status"
-# Fast exits: no progress file, no unit in progress, a merge or squash message.
+# Fast exits: no progress file, a merge or squash message.
 [ -f .resume-kit/progress.yaml ] || exit 0
-grep -q in_progress .resume-kit/progress.yaml 2>/dev/null || exit 0
 case ${{2-}} in merge|squash|template) exit 0 ;; esac
 [ $# -gt 0 ] || exit 0
-# From /, with the work tree and the message file as absolute paths: see the BOOTSTRAP note.
+cd -P . 2>/dev/null || exit 0
 tree=$PWD
 msg=$1
 shift
 case $msg in /*) ;; *) msg=$tree/$msg ;; esac
+{fast_path}
+# No unit in progress: done. Else Python, from /, with the work tree and the message file as
+# absolute paths: see the BOOTSTRAP note.
+grep -q in_progress .resume-kit/progress.yaml 2>/dev/null || exit 0
 cd / || exit 0
 if [ -x "$INSTALL_PYTHON" ]; then
     # -S and a direct import skip site-packages scanning and runpy: about 5 ms per commit
@@ -139,6 +144,119 @@ sys.exit(main())
 
 _BODIES = {"prepare-commit-msg": _PREPARE_COMMIT_MSG, "post-commit": _POST_COMMIT}
 
+# prepare-commit-msg without Python (see hook_entry.write_hook_copy): the copy of progress.yaml
+# in the user's cache folder, equal byte for byte (cmp), names the unit. Everything it cannot
+# decide as Python would (an unusual path, message, git dir or cache) returns 1: Python decides.
+# Only builtins, one cmp and the same `git interpret-trailers` as Python runs.
+_FAST_PATH = """\
+rk_copy() {{
+    case $tree in *[!{path_chars}]*) return 1 ;; esac
+    rk_name=${{tree#/}}
+    rk_rest=$rk_name
+    rk_name=
+    while :; do
+        case $rk_rest in
+            */*) rk_name=$rk_name${{rk_rest%%/*}}%; rk_rest=${{rk_rest#*/}} ;;
+            *) rk_name=$rk_name$rk_rest; break ;;
+        esac
+    done
+    [ -n "$rk_name" ] && [ "${{#rk_name}}" -le {name_max} ] || return 1
+{cache_base}
+    case $rk_base in /*) ;; *) return 1 ;; esac
+    rk_copy=$rk_base/{app}/{folder}/$rk_name
+    [ -f "$rk_copy" ] && [ ! -h "$rk_copy" ] || return 1
+    {{ [ -O "$rk_copy" ]; }} 2>/dev/null || return 1
+    [ ! -h .resume-kit ] && [ ! -h .resume-kit/progress.yaml ] || return 1
+    [ -f .resume-kit/progress.yaml ] || return 1
+    rk_head=
+    {{ IFS= read -r rk_head && cmp -s - .resume-kit/progress.yaml; }} <"$rk_copy" 2>/dev/null ||
+        return 1
+    case $rk_head in {header}*) unit=${{rk_head#{header}}} ;; *) return 1 ;; esac
+    case $unit in '') return 0 ;; [{id_first}]*) ;; *) return 1 ;; esac
+    case $unit in *[!{id_rest}]*) return 1 ;; esac
+}}
+rk_trailer() {{
+    if [ -n "${{GIT_DIR-}}" ]; then
+        rk_gd=$GIT_DIR
+    elif [ -d .git ]; then
+        rk_gd=.git
+    elif [ -f .git ]; then
+        rk_line=
+        {{ IFS= read -r rk_line <.git; }} 2>/dev/null || return 1
+        case $rk_line in "gitdir: "*) rk_gd=${{rk_line#gitdir: }} ;; *) return 1 ;; esac
+        case $rk_gd in ''|*[!{path_chars}]*) return 1 ;; esac
+    else
+        return 1
+    fi
+    case $rk_gd in /*) ;; *) rk_gd=$tree/$rk_gd ;; esac
+    for rk_marker in {markers}; do
+        [ ! -e "$rk_gd/$rk_marker" ] || exit 0
+    done
+    # A message that begins with a letter or digit has content (an empty one must still abort
+    # the commit); any other first line is Python's to judge.
+    rk_first=
+    {{ IFS= read -r rk_first <"$msg"; }} 2>/dev/null || [ -n "$rk_first" ] || return 1
+    case $rk_first in [{alnum}]*) ;; *) return 1 ;; esac
+    unset {leaked}
+    GIT_OPTIONAL_LOCKS=0
+    [ -n "${{LC_ALL+set}}" ] || LC_ALL=C
+    GIT_TERMINAL_PROMPT=0
+    GIT_PAGER=cat
+    GIT_NO_LAZY_FETCH=1
+    export GIT_OPTIONAL_LOCKS LC_ALL GIT_TERMINAL_PROMPT GIT_PAGER GIT_NO_LAZY_FETCH
+    git -C / {safe_config} interpret-trailers --in-place --where end --if-exists doNothing \\
+        --if-missing add --trailer "{key}: $unit" "$msg"
+    rk_status=$?
+    [ "$rk_status" -eq 0 ] || echo {git_failed}"$rk_status" >&2
+    exit 0
+}}
+unit=
+if rk_copy; then
+    [ -n "$unit" ] || exit 0
+    rk_trailer
+fi"""
+
+_CACHE_BASE_XDG = """\
+    case ${XDG_CACHE_HOME-} in
+        /*) rk_base=$XDG_CACHE_HOME ;;
+        *[!\\ \\	]*) return 1 ;;
+        *) [ -n "${HOME-}" ] || return 1; rk_base=$HOME/.cache ;;
+    esac"""
+_CACHE_BASE_DARWIN = """\
+    [ -n "${HOME-}" ] || return 1
+    rk_base=$HOME/Library/Caches"""
+
+
+def fast_path_script(platform: str = sys.platform) -> str:
+    """The sh functions of prepare-commit-msg's path without Python, for ``platform``."""
+    from resume_kit.infra.cachedir import APP
+    from resume_kit.infra.gitcmd import LEAKED_GIT_VARS, SAFE_CONFIG
+    from resume_kit.infra.messages import prefixed
+    from resume_kit.integrations import hook_entry as entry
+
+    def chars(allowed: frozenset[str]) -> str:
+        text = "".join(sorted(allowed - {"-"}))
+        return text + "-" if "-" in allowed else text
+
+    return _FAST_PATH.format(
+        path_chars=chars(entry.HOOK_COPY_PATH_CHARS),
+        name_max=entry.HOOK_COPY_NAME_MAX,
+        cache_base=_CACHE_BASE_DARWIN if platform == "darwin" else _CACHE_BASE_XDG,
+        app=APP,
+        folder=entry.HOOK_COPY_FOLDER,
+        header=sh_quote(entry.HOOK_COPY_HEADER),
+        id_first=chars(entry._ID_FIRST),
+        id_rest=chars(entry._ID_REST),
+        markers=" ".join(entry.OPERATION_MARKERS),
+        alnum=chars(frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")),
+        leaked=" ".join(LEAKED_GIT_VARS),
+        safe_config=" ".join(f"-c {sh_quote(item)}" for item in SAFE_CONFIG),
+        key=entry.TRAILER_KEY,
+        git_failed=sh_quote(
+            prefixed(f"no {entry.TRAILER_KEY} trailer: git interpret-trailers exited ")
+        ),
+    )
+
 
 def package_parent() -> str:
     """The folder holding the ``resume_kit`` package this process runs."""
@@ -152,7 +270,9 @@ def render_script(name: str, python: str, package_dir: str | None = None) -> byt
     header = _HEADER.format(marker=MARKER, name=name, python=sh_quote(python))
     header += f"BOOTSTRAP={sh_quote(_BOOTSTRAP)}\n"
     body = _BODIES[name].format(
-        state_dir=STATE_DIR, package_dir=sh_quote(package_dir or package_parent())
+        state_dir=STATE_DIR,
+        package_dir=sh_quote(package_dir or package_parent()),
+        fast_path=fast_path_script() if name == "prepare-commit-msg" else "",
     )
     return (header + body).encode("utf-8")
 

@@ -282,6 +282,76 @@ def write_unit_in_progress(path: str, data: bytes, unit_id: str | None) -> None:
             pass
 
 
+# --------------------------------------------------------------------------- the hook's own copy
+
+# The prepare-commit-msg script answers most commits without Python: it compares progress.yaml
+# with a copy kept in the user's cache folder (``cmp``) and, when the bytes are equal, takes the
+# unit id from the copy's first line. The copy's name is the work tree's real path with "/" as
+# "%", so POSIX sh finds it with no hash; a path with other characters gets no copy (Python
+# answers those commits). git_hooks renders the sh side from these same constants.
+HOOK_COPY_FOLDER = "hook-units"
+HOOK_COPY_HEADER = "resume-kit unit 1 "
+HOOK_COPY_PATH_CHARS = frozenset(
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._+@,=~/-"
+)
+HOOK_COPY_NAME_MAX = 200  # under NAME_MAX (255) everywhere
+HOOK_COPY_DATA_MAX = 4 << 20  # what prepare_commit_msg reads of progress.yaml
+
+
+def hook_copy_name(real_root: str) -> str | None:
+    """The copy's file name for the work tree at ``real_root`` (a real, absolute path), or None
+    when the sh side could not spell it (other characters, too long, the root folder)."""
+    if not real_root.startswith("/") or real_root == "/":
+        return None
+    if not all(c in HOOK_COPY_PATH_CHARS for c in real_root):
+        return None
+    name = real_root[1:].replace("/", "%")
+    return name if len(name) <= HOOK_COPY_NAME_MAX else None
+
+
+def hook_copy_file(worktree: str) -> str | None:
+    """Where the hook's copy of this work tree's progress.yaml lives (the user's cache folder)."""
+    from resume_kit.infra.cachedir import user_cache_root
+
+    name = hook_copy_name(os.path.realpath(worktree))
+    root = user_cache_root()
+    if name is None or not os.path.isabs(root):
+        return None
+    return os.path.join(root, HOOK_COPY_FOLDER, name)
+
+
+def write_hook_copy(worktree: str, data: bytes, unit_id: str | None) -> None:
+    """Keep ``data`` (progress.yaml's bytes) headed by the unit in progress in them (None: no
+    unit) for the sh side of prepare-commit-msg. A cache: private (0700 folder, 0600 file, no
+    symlink followed), replaced atomically, any failure ignored (the next commit asks Python)."""
+    if unit_id is not None and not valid_unit_id(unit_id):
+        return
+    if len(data) >= HOOK_COPY_DATA_MAX:
+        return
+    path = hook_copy_file(worktree)
+    if path is None:
+        return
+    folder = os.path.dirname(path)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        os.makedirs(folder, 0o700, exist_ok=True)
+        info = os.lstat(folder)
+        if not os.path.isdir(folder) or os.path.islink(folder) or info.st_uid != os.getuid():
+            return
+        if info.st_mode & 0o077:
+            os.chmod(folder, 0o700)
+        fd = os.open(tmp, flags, 0o600)
+        with open(fd, "wb") as handle:
+            handle.write(f"{HOOK_COPY_HEADER}{unit_id or ''}\n".encode("ascii") + data)
+        os.replace(tmp, path)
+    except OSError:
+        try:  # noqa: SIM105 - contextlib is one import more on every commit
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+
 # --------------------------------------------------------------------------- commit message
 
 
@@ -397,6 +467,7 @@ def prepare_commit_msg(args: list[str], worktree: str = ".") -> int:
             warn(f"no {TRAILER_KEY} trailer: {PROGRESS_PATH} does not parse ({exc})")
             return 0
     unit_id = unit_id or None
+    write_hook_copy(worktree, data, unit_id)  # the next commit on these bytes needs no Python
     if unit_id is None:
         return 0
     if not valid_unit_id(unit_id):

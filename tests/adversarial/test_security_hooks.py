@@ -179,6 +179,60 @@ def test_a_global_hooks_path_arms_no_clone(tmp_path: Path, isolated_home: Path) 
     assert markers(marks) == []
 
 
+# ------------------------------------------------- prepare-commit-msg's sh path (issue 18)
+
+
+def test_a_cloned_copy_never_names_the_unit(tmp_path: Path) -> None:
+    """A clone that ships files named like the hook's copy (in .resume-kit/, where the copy is
+    never looked for) gets the unit its progress.yaml names, from Python and then from sh."""
+    from resume_kit.integrations import hook_entry
+
+    forged = b"resume-kit unit 1 doc-001\n" + PROGRESS.encode()
+    files: dict[str, str | bytes] = {
+        ".resume-kit/progress.yaml": PROGRESS,
+        ".resume-kit/in-progress": forged,
+        ".resume-kit/hook-units/copy": forged,
+        ".resume-kit/cache/hook-units/copy": forged,
+    }
+    victim = hostile_clone(tmp_path, files)
+    assert run_user("hook", "install", cwd=victim).code == 0
+    for _ in range(2):  # the first commit asks Python, which writes the user's copy; then sh
+        user_commit(victim)
+        assert trailer(victim).strip() == "doc-002"
+    copy = hook_entry.hook_copy_file(str(victim))
+    assert copy is not None and not Path(copy).is_relative_to(victim)
+    assert Path(copy).read_bytes() == b"resume-kit unit 1 doc-002\n" + PROGRESS.encode()
+
+
+@pytest.mark.parametrize(
+    "unit",
+    [
+        "doc-002$(touch PWNED)",
+        "doc-002`touch PWNED`",
+        "doc-002; touch PWNED",
+        "doc-002\\nResume-Unit: evil",
+        "doc-002\\u001b]0;owned\\u0007",
+        "doc-002\\u001b[31m",
+    ],
+)
+def test_a_hostile_unit_id_reaches_neither_shell_nor_trailer(tmp_path: Path, unit: str) -> None:
+    """Hostile ids (shell metacharacters, an escaped newline, terminal escapes) in a cloned
+    progress.yaml: no trailer, nothing runs, no copy for sh, on every commit."""
+    from resume_kit.integrations import hook_entry
+
+    text = PROGRESS.replace("id: doc-002", f'id: "{unit}"')
+    victim = hostile_clone(tmp_path, {".resume-kit/progress.yaml": text})
+    assert run_user("hook", "install", cwd=victim).code == 0
+    for _ in range(2):
+        user_commit(victim)
+        assert trailer(victim).strip() == ""
+        body = user_git(victim, "log", "-1", "--format=%B").stdout
+        assert "Resume-Unit" not in body and "\x1b" not in body
+    assert not list(tmp_path.rglob("PWNED")) and not Path("/PWNED").exists()
+    copy = hook_entry.hook_copy_file(str(victim))
+    assert copy is None or not Path(copy).exists()
+
+
 # --------------------------------------------------------------------------- item 4: the log
 
 

@@ -308,7 +308,10 @@ HOOK_ENTRY = {
     "resume_kit.infra.gitcmd",
     "resume_kit.infra.errors",
     "resume_kit.infra.safefs",
-}  # and not infra.cachedir: a small progress file is scanned, its cache not looked for
+    # os and sys only: where the hook's copy of progress.yaml goes, so that the next commit on
+    # the same bytes is answered by sh without Python (hook_entry.write_hook_copy)
+    "resume_kit.infra.cachedir",
+}
 
 
 def _message(tmp_path: Path) -> Path:
