@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import io
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from resume_kit.core.timeutil import format_utc
@@ -87,15 +87,15 @@ def normalise(value: Any) -> Any:
     return value
 
 
-def _units_region(lines: list[str]) -> tuple[int, int] | None:
-    """(first line after ``units:``, end line) of the block-style units list, or None."""
+def _units_span(top_lines: Iterable[tuple[str, int, int]]) -> tuple[int, int | None] | None:
+    """Where the block-style units list starts and ends (None: at the end), given the lines at
+    column 0 as (line, where it starts, where the next line starts); None when the layout is
+    not the plain block style :func:`patch_units` expects."""
     start = end = None
     seen: set[str] = set()
-    for index, line in enumerate(lines):
-        if not line or line[0] in " \t#-" or line.startswith(("---", "...")):
-            if line.startswith(("---", "...", "\t")):
-                return None
-            continue
+    for line, here, after in top_lines:
+        if line.startswith(("---", "...", "\t")):
+            return None
         match = _TOP_KEY.match(line)
         if match is None:
             return None  # something at column 0 that is not a plain key: not our layout
@@ -104,15 +104,26 @@ def _units_region(lines: list[str]) -> tuple[int, int] | None:
             return None
         seen.add(key)
         if start is not None and end is None:
-            end = index
+            end = here
         if key == "units":
             rest = (match.group("rest") or "").strip()
             if rest and not rest.startswith("#"):
                 return None  # flow style or an anchor: leave it to the full round trip
-            start = index + 1
-    if start is None:
+            start = after
+    return None if start is None else (start, end)
+
+
+def _units_region(lines: list[str]) -> tuple[int, int] | None:
+    """(first line after ``units:``, end line) of the block-style units list, or None."""
+    top = (
+        (line, index, index + 1)
+        for index, line in enumerate(lines)
+        if line and (line[0] not in " \t#-" or line.startswith(("---", "...", "\t")))
+    )
+    span = _units_span(top)
+    if span is None:
         return None
-    return start, len(lines) if end is None else end
+    return span[0], len(lines) if span[1] is None else span[1]
 
 
 def _item_starts(lines: list[str], start: int, end: int) -> tuple[list[int], int] | None:
@@ -143,28 +154,11 @@ def unit_layout(text: str) -> Layout | None:
         return _layout_by_lines(text)  # splitlines() breaks lines there too: the line scan
     if text and not text.endswith("\n"):
         text += "\n"
-    start = end = None
-    seen: set[str] = set()
-    for line_start, line_end in _column_0_lines(text):
-        line = text[line_start:line_end]
-        if line.startswith(("---", "...", "\t")):
-            return None
-        match = _TOP_KEY.match(line)
-        if match is None:
-            return None  # something at column 0 that is not a plain key: not our layout
-        key = match.group(1)
-        if key in seen:
-            return None
-        seen.add(key)
-        if start is not None and end is None:
-            end = line_start
-        if key == "units":
-            rest = (match.group("rest") or "").strip()
-            if rest and not rest.startswith("#"):
-                return None  # flow style or an anchor: leave it to the full round trip
-            start = line_end + 1
-    if start is None:
+    top = ((text[first:last], first, last + 1) for first, last in _column_0_lines(text))
+    span = _units_span(top)
+    if span is None:
         return None
+    start, end = span
     end = len(text) if end is None else end
     dash_indent: int | None = None
     starts: list[int] = []
