@@ -468,28 +468,33 @@ def command_table(res: SizeResult) -> list[str]:
     return lines
 
 
-# Where the time goes, from cProfile of `brief` on the large workspace after issue 18's
-# changes (shares of one run's total; profiled under load 3.5, so shares, not times).
+# Where the time goes (pyinstrument on the bench workspaces, 2026-12-02, load ~1; shares of one
+# run, so shares, not times).
 BRIEF_PROFILE = (
-    "A profile of a full `brief` on the large workspace (pyinstrument, 2026-12-01, load 0.7; "
-    "shares of the run): taking the snapshot 50% (the 2,000 artifacts' containment walk and "
-    "stat 16%, the transcript's tail 11% with its readers' import 6%, log tails 7%, the "
-    "snapshot's JSON round trip 5%, done units' fingerprints 2% now that those git proves "
-    "unchanged are reused), the progress model from its cache 11%, reconcile 8%, building the "
-    "brief 7%, the brief's modules and typer ~17%, writing the snapshot 4%; rendering (plain "
-    "Python) and the token count (remembered pieces) under 2% together. What would remove "
-    "most of the rest: artifacts and transcript facts kept with the fingerprints' record and "
-    "reused when git and stat prove them unchanged, as the fingerprints are, and a `brief` "
-    "that starts without typer. When nothing changed the stored brief is served instead "
-    "(its own row)."
+    "A profile of a full `brief` on the large workspace (pyinstrument, 2026-12-02, load ~1; "
+    "shares of the run): taking the snapshot 38% (the 2,000 artifacts' containment walk, one "
+    "lstat per artifact and its path joins, 16%; done units' fingerprints 4% and their reuse "
+    "plan 4%; the log and transcript facts, reused when nothing they were read from changed, "
+    "2%), the progress model of 2,000 units from its cache 13%, reconcile 13% (ownership of "
+    "the 2,000 changed files 5%), building the brief 9% (redacting the listed paths 3%), the "
+    "brief's modules 7% (their dataclasses' creation most of it), writing the snapshot 5%. What "
+    "would remove most of the rest: artifact facts reused as the log facts are (their lstat "
+    "still proves them unchanged, so the walk stays), a progress model loaded lazily per unit "
+    "instead of 2,000 objects up front, and modules without dataclasses on the brief path. "
+    "When nothing changed the stored brief is served instead (its own row)."
 )
 WHY = {
     "brief-ratio": BRIEF_PROFILE,
     "brief-ratio-small": (
-        "On the small tree the floor is ~24 ms. A profile (pyinstrument, 2026-12-01, load 0.7; "
-        "shares of the run): the brief path's imports ~35% (typer 11%), the 1 MB transcript's "
-        "tail 15%, the 1 MB log's 256 KiB tail scanned line by line 14%, writing the snapshot "
-        "5%; what would remove them as on large. " + BRIEF_PROFILE
+        "On the small tree the floor is ~24 ms, and Python's start with the brief's modules "
+        "is most of the run. A profile (pyinstrument, 2026-12-02, load ~1; shares of the run): "
+        "importing the brief's modules ~50% (brief/build.py with its dataclasses 26%: the first "
+        "dataclass pays for `dataclasses` and `inspect`, each further one ~0.3 ms; "
+        "model/facts.py's TypedDicts 3%), taking the snapshot 14%, two history records "
+        "(SQLite) 8%, writing the snapshot 7%, building the brief 6%; typer is no longer "
+        "imported (cli/fast_start.py). What would remove most: plain classes (or slotted "
+        "classes written out) instead of the ~40 dataclasses the brief path creates, and one "
+        "history record per brief. " + BRIEF_PROFILE
     ),
     "brief-unchanged": (
         "Served from the receipt the previous brief stored (brief/fastpath.py), in a process that "
@@ -509,9 +514,15 @@ WHY = {
         "than the editable one on 2026-12-01 (paired runs, load 4)."
     ),
     "brief-huge-time": (
-        "On 100,000 files `git status` is most of the floor (the brief no longer runs `git diff "
-        "--numstat`); 7,500 done units' fingerprints, the progress model of 10,000 units and a "
-        "3 MB snapshot file come on top. " + BRIEF_PROFILE
+        "On 100,000 files `git status` is most of the floor; it now starts before the progress "
+        "model is built and overlaps it. A profile of a full brief on huge (pyinstrument, "
+        "2026-12-02, load ~9, so shares only): the progress model of 10,000 units from its 4 MB "
+        "JSON cache ~40% (the JSON parse a quarter of that, the 10,000 units' objects the rest), "
+        "reading the snapshot's facts ~27% (the artifacts' walk, the fingerprint reuse plan), "
+        "reconcile ~13% (ownership per done unit), writing the 1.7 MB snapshot (encoded twice: "
+        "checksum and text). What would remove most: a model loaded lazily per unit (the brief "
+        "reads a few units in full and counts the rest) and a snapshot whose done-units part is "
+        "kept when it did not change. " + BRIEF_PROFILE
     ),
     "brief-huge-memory": "Peak memory is the largest of the CLI and the git processes it runs.",
     "hooks": (
@@ -526,16 +537,21 @@ WHY = {
         "`git commit` itself takes a quarter second on huge."
     ),
     "verify": (
-        "The progress model is built once now (item 5). A profile of verify-next on small "
-        "(pyinstrument, 2026-12-01, load 0.7; shares of the run): rewriting progress.yaml 31% "
-        "(ruamel.yaml's import and its comment-keeping round trip of the changed unit's block "
-        "17%, the libyaml re-parse that checks the result 10%), the run's modules 15%, typer's "
-        "import 14%, the verify command and its output 8%, leases 4%, the history record 4%, "
-        "`git status -uno` for the evidence's `dirty` flag 4%. On huge (10,000 units, 100,000 "
-        "files) the file's rewrite, the cache's JSON and the dirty flag's full index scan grow "
-        "with the file and the tree (not profiled this stop). What would remove most: rewriting "
-        "a block that holds no comment with our own emitter (the same re-parse check) instead of "
-        "ruamel, and a start without typer."
+        "The progress model is built once, a unit's block is written by our own emitter when "
+        "it holds no comment (progress_file/unit_block.py; ruamel otherwise), the cache is "
+        "spliced, and the start is typer-free. A profile of verify-next on small (pyinstrument, "
+        "2026-12-02, load ~1; shares of the run): saving progress.yaml 29% (importing PyYAML "
+        "for the libyaml check of the written block 16%, the emitter's patterns 5%), the run's "
+        "modules ~25% (config, side effects, leases, the model and their dataclasses), the "
+        "verify command itself 10%, the history record 5%, leases 5%, `git status -uno` for "
+        "the evidence's dirty flag 3%. On huge (10,000 units, 100,000 files): loading the "
+        "model of 10,000 units from its cache 32%, saving 29% (finding the units' blocks in "
+        "the 100,000-line file 6%, turning every unit back into data 7%, the cache 3%), `git "
+        "status -uno` for the dirty flag 19% (it reads the whole index; `git diff-index` would "
+        "be cheaper but does not refresh the index, so touched files would read as dirty). "
+        "What would remove most: a check of the written block that does not import PyYAML "
+        "(our reader of the restricted form the emitter writes), a model loaded per unit, and "
+        "only the changed unit turned back into data."
     ),
 }
 
@@ -609,7 +625,10 @@ def render_doc(
         "**Floor** = a bare `python -S -c pass` plus `git status --porcelain=v2 -z` on the same "
         "tree. **Warm** = the progress cache (`progress.json` in the user's cache folder for the work tree, the validated "
         "model keyed by the SHA-256 of progress.yaml) is present, as on every run after the first "
-        "since progress.yaml last changed; **cold** = that cache removed first, as after a hand "
+        "since progress.yaml last changed, and so are the records the brief reuses facts from "
+        "while their inputs' stat is unchanged (done units' fingerprints, the log and transcript "
+        'facts; the row "after the agent worked" changes a source file, the session and the '
+        "log first); **cold** = the progress cache removed first, as after a hand "
         "edit of progress.yaml (the file is then parsed with libyaml).",
         "",
         "## Machine",
