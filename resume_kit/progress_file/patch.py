@@ -87,6 +87,10 @@ def normalise(value: Any) -> Any:
     return value
 
 
+# a mapping value that is a literal or folded block scalar (``key: |``, ``key: >-``, ``key: |2``)
+_BLOCK_SCALAR = re.compile(r":[ \t]+[|>][-+0-9]*[ \t]*(?:#.*)?$", re.MULTILINE)
+
+
 def _units_span(top_lines: Iterable[tuple[str, int, int]]) -> tuple[int, int | None] | None:
     """Where the block-style units list starts and ends (None: at the end), given the lines at
     column 0 as (line, where it starts, where the next line starts); None when the layout is
@@ -218,12 +222,21 @@ def _render_units(units: list[Any], dash_indent: int) -> str:
     return buffer.getvalue()
 
 
-def _split_trailer(block: str) -> tuple[str, str]:
+def _split_trailer(block: str, dash_indent: int) -> tuple[str, str]:
     """(the unit's own lines, the blank and comment lines that end the block): those lead into
-    the next unit or key and belong to it."""
+    the next unit or key and belong to it. When the unit holds a block scalar (``notes: |``),
+    a ``#`` line indented past the dash may be the scalar's last line: only comments at the
+    dash's indent or less are taken off then."""
     lines = block.splitlines(keepends=True)
+    scalar = _BLOCK_SCALAR.search(block) is not None
     keep = len(lines)
-    while keep > 1 and (not lines[keep - 1].strip() or lines[keep - 1].lstrip().startswith("#")):
+    while keep > 1:
+        line = lines[keep - 1]
+        text = line.lstrip()
+        if text.strip() and not text.startswith("#"):
+            break
+        if text.strip() and scalar and len(line) - len(text) > dash_indent:
+            break
         keep -= 1
     return "".join(lines[:keep]), "".join(lines[keep:])
 
@@ -235,7 +248,7 @@ def _rewrite_block(block: str, unit: dict[str, Any], dash_indent: int, old_id: s
 
     # Trailing comment and blank lines go around ruamel (it drops a comment that ends a
     # document after a nested list) and are put back verbatim.
-    block, trailer = _split_trailer(block)
+    block, trailer = _split_trailer(block, dash_indent)
     yaml = _yaml_rt((dash_indent + 2, dash_indent))
     try:
         node = yaml.load(block)
@@ -259,7 +272,7 @@ def _rewrite_fast(
     """The block rewritten by our own emitter (no ruamel import), when it can be sure."""
     from resume_kit.progress_file.unit_block import rewrite
 
-    own, trailer = _split_trailer(block)
+    own, trailer = _split_trailer(block, dash_indent)
     rewritten = rewrite(own, old, new, dash_indent)
     return None if rewritten is None else rewritten + trailer
 
@@ -314,7 +327,7 @@ def patch_units(
         new = pairing[index]
         if new is None:
             # removed: its own lines go, the comments leading into what follows stay
-            pieces.append(_split_trailer(block)[1])
+            pieces.append(_split_trailer(block, dash_indent)[1])
             continue
         if new != old:
             rewritten = _rewrite_fast(block, old, new, dash_indent)

@@ -141,6 +141,20 @@ def test_a_rewritten_block_is_what_ruamel_writes(data: Any, dash: int) -> None:
     assert reads_back(ours) == [new]
 
 
+def test_a_block_scalar_ending_in_a_hash_line_keeps_that_line_once() -> None:
+    """Hypothesis found it in CI (2026-12-02): the ruamel path took a literal block's last line
+    ``#`` for a comment leading into the next unit, wrote the scalar whole and then put that
+    line back after it (``notes`` read back with a second ``#``; the whole-file check then
+    sent the change to the full round trip)."""
+    old = {"id": "a", "title": "0", "status": "todo", "notes": "0\n#"}
+    new = dict(old, status="done")
+    block = "- id: a\n  title: '0'\n  status: todo\n  notes: |-\n    0\n    #\n"
+    assert reads_back(block) == [old]
+    ours = unit_block.rewrite(block, old, new, 0)
+    assert ours == patch._rewrite_block(block, new, 0, "a")
+    assert ours is not None and reads_back(ours) == [new]
+
+
 def test_the_bench_block_passing_takes_the_fast_path() -> None:
     """verify-next's common case: the unit in progress with a failure passes (the excerpt was
     double-quoted by hand, the lists are in flow style)."""
