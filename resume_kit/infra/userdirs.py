@@ -23,9 +23,9 @@ def _linux_dir(kind: str) -> Path | None:
         return None
     variable, default = _LINUX[kind]
     xdg, home = os.environ.get(variable, ""), os.environ.get("HOME", "")
-    if xdg.startswith("/"):
+    if xdg.startswith("/") and xdg == xdg.strip():  # some versions strip the value: ask them
         return Path(xdg, APP)
-    if xdg == "" and home.startswith("/") and home.rstrip("/"):
+    if xdg == "" and home.startswith("/") and home.rstrip("/") and home == home.strip():
         return Path(home.rstrip("/"), default, APP)
     return None
 
