@@ -199,14 +199,16 @@ def both_ways(root: Path, argv: list[str], reset: Callable[[], None] = lambda: N
     assert (normal(fast), fast.code) == (normal(slow), slow.code), argv
 
 
+def scrub(text: str) -> str:
+    """``text`` without what differs between any two runs: durations, the times in snapshot
+    ids and run logs' names, and the time a JSON brief was generated at."""
+    text = re.sub(r"\d{8}T\d{9}Z(-[0-9a-f]+\b)?", "<time>", text)
+    text = re.sub(r'"generated_at": "[^"]*"', '"generated_at": "<time>"', text)
+    return re.sub(r"\d+(\.\d+)?s\b|\"duration_s\": [\d.]+", "<t>", text)
+
+
 def normal(result: Result) -> tuple[str, str]:
-    """The output without what differs between any two runs: durations, the times in snapshot
-    ids and run logs' names."""
-
-    def scrub(text: str) -> str:
-        text = re.sub(r"\d{8}T\d{9}Z(-[0-9a-f]+\b)?", "<time>", text)
-        return re.sub(r"\d+(\.\d+)?s\b|\"duration_s\": [\d.]+", "<t>", text)
-
+    """The output, scrubbed (:func:`scrub`)."""
     return scrub(result.stdout), scrub(result.stderr)
 
 
@@ -238,7 +240,8 @@ def test_brief_prints_the_same_either_way(project: Path, tmp_path: Path, data: A
     for fast in (True, False):
         out.unlink(missing_ok=True)
         result = run_cli_in_process(*argv, cwd=project, fast_start=fast)
-        results.append((normal(result), result.code, out.read_text() if out.exists() else None))
+        written = scrub(out.read_text()) if out.exists() else None  # -o FILE
+        results.append((normal(result), result.code, written))
     assert results[0] == results[1], argv
 
 
