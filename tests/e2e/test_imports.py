@@ -272,30 +272,43 @@ SERVED_BRIEF = {
 }
 
 
+def served_modules(
+    workspace: Path, tmp_path: Path, *args: str, stdin: str | None = None
+) -> set[str]:
+    """The modules of the first served run of ``args`` after a build. A build stores no
+    receipt when an input was written within 0.1 s before it started (the fixture's files may
+    be that fresh), and the fingerprint record it reads is rewritten while the fixture's
+    files are under 2 s old: a few builds may pass first."""
+    built = cli_modules(workspace, tmp_path, *args, stdin=stdin)
+    assert "resume_kit.brief.pipeline" in built  # the first one is built
+    served = built
+    for _ in range(4):
+        served = cli_modules(workspace, tmp_path, *args, stdin=stdin)
+        if "resume_kit.brief.pipeline" not in served:
+            break
+    assert "resume_kit.brief.pipeline" not in served
+    return served
+
+
+def beyond_site(found: set[str]) -> set[str]:
+    """The third-party modules in ``found`` that site had not already loaded (a .pth's)."""
+    bare = subprocess.run(
+        [sys.executable, "-c", "import json, sys; print(json.dumps(sorted(sys.modules)))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return third_party(found) - set(json.loads(bare.stdout))
+
+
 def test_unchanged_brief_is_served_with_the_standard_library_only(
     workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import time
 
     monkeypatch.setenv("RESUME_KIT_NOW", str(int(time.time())))
-    built = cli_modules(workspace, tmp_path, "brief")
-    assert "resume_kit.brief.pipeline" in built  # the first one is built
-    # It stores no receipt when an input was written within 0.1 s before it started (the
-    # fixture's files may be that fresh), and the fingerprint record it reads is rewritten
-    # while the fixture's files are under 2 s old: a few builds may pass before one serves.
-    served = built
-    for _ in range(4):
-        served = cli_modules(workspace, tmp_path, "brief")
-        if "resume_kit.brief.pipeline" not in served:
-            break
-    assert "resume_kit.brief.pipeline" not in served
-    bare = subprocess.run(  # what site loads before resume-kit runs (a .pth's module)
-        [sys.executable, "-c", "import json, sys; print(json.dumps(sorted(sys.modules)))"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert third_party(served) - set(json.loads(bare.stdout)) <= SERVED_BRIEF
+    served = served_modules(workspace, tmp_path, "brief")
+    assert beyond_site(served) <= SERVED_BRIEF
     assert heavy(served, NEVER | RENDERING | READING | {"rich", "typer", "typing"}) == []
 
 
@@ -415,19 +428,6 @@ def test_unchanged_hook_brief_is_served_with_the_standard_library_only(
          "transcript_path": str(tmp_path / "s-imports.jsonl"), "cwd": str(workspace)}
     )  # fmt: skip
     args = ("brief", "--format", "claude-hook")
-    built = cli_modules(workspace, tmp_path, *args, stdin=payload)
-    assert "resume_kit.brief.pipeline" in built
-    served = built
-    for _ in range(4):  # inputs written just before: see above
-        served = cli_modules(workspace, tmp_path, *args, stdin=payload)
-        if "resume_kit.brief.pipeline" not in served:
-            break
-    assert "resume_kit.brief.pipeline" not in served
-    bare = subprocess.run(
-        [sys.executable, "-c", "import json, sys; print(json.dumps(sorted(sys.modules)))"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert third_party(served) - set(json.loads(bare.stdout)) <= SERVED_HOOK_BRIEF
+    served = served_modules(workspace, tmp_path, *args, stdin=payload)
+    assert beyond_site(served) <= SERVED_HOOK_BRIEF
     assert heavy(served, NEVER | RENDERING | READING | {"rich", "typer", "yaml"}) == []
