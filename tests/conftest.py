@@ -227,6 +227,20 @@ def isolated_home(
     return home
 
 
+def path_of_only(tmp_path: Path, tools: tuple[str, ...]) -> str:
+    """A PATH folder (``tmp_path/bin``) holding links to just these programs: no resume-kit
+    console script on it, as for a hook run where the CLI is not installed."""
+    import shutil
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    for tool in tools:
+        found = shutil.which(tool)
+        if found and not (bin_dir / tool).exists():
+            (bin_dir / tool).symlink_to(found)
+    return str(bin_dir)
+
+
 def git(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     return subprocess.run(["git", *args], cwd=cwd, check=check, text=True, capture_output=True)
 

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from resume_kit.integrations import git_hooks as hooks
 from resume_kit.integrations import hook_entry as hookentry
-from tests.conftest import REPO_ROOT, git, run_cli
+from tests.conftest import REPO_ROOT, git, path_of_only, run_cli
 
 PROGRESS = """\
 schema_version: 1
@@ -376,13 +376,7 @@ def test_worktree_during_a_cherry_pick_gets_no_trailer(repo: Path, tmp_path: Pat
 
 
 def _path_without_resume_kit(tmp_path: Path) -> str:
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir(exist_ok=True)
-    for tool in ("git", "sh", "grep", "mkdir", "setsid", "nohup", "cat"):
-        found = shutil.which(tool)
-        if found and not (bin_dir / tool).exists():
-            (bin_dir / tool).symlink_to(found)
-    return str(bin_dir)
+    return path_of_only(tmp_path, ("git", "sh", "grep", "mkdir", "setsid", "nohup", "cat"))
 
 
 def _point_at_missing_python(root: Path, names: tuple[str, ...] = hooks.SUPPORTED) -> None:

@@ -9,7 +9,6 @@ only the sh path can add a trailer, and a commit it leaves to Python prints "hoo
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -20,7 +19,7 @@ from hypothesis import strategies as st
 
 from resume_kit.integrations import git_hooks as hooks
 from resume_kit.integrations import hook_entry as hookentry
-from tests.conftest import git
+from tests.conftest import git, path_of_only
 from tests.e2e.test_hooks import PROGRESS, commit, hooks_dir, install, message, write_progress
 
 SKIPPED = "hook skipped"
@@ -35,13 +34,7 @@ def copy_file(root: Path) -> Path:
 
 
 def tools_without_resume_kit(tmp_path: Path) -> str:
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir(exist_ok=True)
-    for tool in ("git", "sh", "grep", "cmp", "setsid", "nohup", "nice"):
-        found = shutil.which(tool)
-        if found and not (bin_dir / tool).exists():
-            (bin_dir / tool).symlink_to(found)
-    return str(bin_dir)
+    return path_of_only(tmp_path, ("git", "sh", "grep", "cmp", "setsid", "nohup", "nice"))
 
 
 def without_python(root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
