@@ -270,10 +270,19 @@ def write_unit_in_progress(path: str, data: bytes, unit_id: str | None) -> None:
     """Record at ``path`` (``cachedir.in_progress_file`` of the CLI's ``Layout.user_cache``) that ``unit_id``
     (None: no unit) is in progress in these progress-file bytes. A cache, not state: written
     without fsync, and any failure is ignored."""
+    text = f"{_CACHE_HEADER}\n{content_key(data)}\n{unit_id or ''}\n"
+    _replace_private(path, text.encode("utf-8"))
+
+
+def _replace_private(path: str, data: bytes) -> None:
+    """``path`` replaced atomically by ``data``: written to a new 0600 temporary file (never
+    through a symlink) and renamed; any failure leaves the old file and is ignored."""
     tmp = f"{path}.{os.getpid()}.tmp"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
     try:
-        with open(tmp, "w", encoding="utf-8") as handle:
-            handle.write(f"{_CACHE_HEADER}\n{content_key(data)}\n{unit_id or ''}\n")
+        fd = os.open(tmp, flags, 0o600)
+        with open(fd, "wb") as handle:
+            handle.write(data)
         os.replace(tmp, path)
     except OSError:
         try:  # noqa: SIM105 - contextlib is one import more on every commit
@@ -332,8 +341,6 @@ def write_hook_copy(worktree: str, data: bytes, unit_id: str | None) -> None:
     if path is None:
         return
     folder = os.path.dirname(path)
-    tmp = f"{path}.{os.getpid()}.tmp"
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
     try:
         os.makedirs(folder, 0o700, exist_ok=True)
         info = os.lstat(folder)
@@ -341,15 +348,9 @@ def write_hook_copy(worktree: str, data: bytes, unit_id: str | None) -> None:
             return
         if info.st_mode & 0o077:
             os.chmod(folder, 0o700)
-        fd = os.open(tmp, flags, 0o600)
-        with open(fd, "wb") as handle:
-            handle.write(f"{HOOK_COPY_HEADER}{unit_id or ''}\n".encode("ascii") + data)
-        os.replace(tmp, path)
     except OSError:
-        try:  # noqa: SIM105 - contextlib is one import more on every commit
-            os.unlink(tmp)
-        except OSError:
-            pass
+        return
+    _replace_private(path, f"{HOOK_COPY_HEADER}{unit_id or ''}\n".encode("ascii") + data)
 
 
 # --------------------------------------------------------------------------- commit message
