@@ -41,6 +41,7 @@ def _build(
     from resume_kit.brief.build import build_brief, next_unleased
     from resume_kit.brief.render import render
     from resume_kit.core.reconcile import reconcile
+    from resume_kit.facts.git import EarlyStatus
     from resume_kit.facts.snapshot import take_snapshot
     from resume_kit.facts.snapshot_store import save_snapshot
     from resume_kit.infra.paths import find_layout
@@ -57,8 +58,6 @@ def _build(
         if isinstance(hook_input.get("transcript_path"), str):
             transcript_path = Path(hook_input["transcript_path"])
     layout = find_layout(start)
-    from resume_kit.facts.git import EarlyStatus
-
     status = EarlyStatus(layout.root)  # the tree walk runs while the progress model is built
     progress = progress_io.load(layout).progress
     config = config_mod.load(layout)
