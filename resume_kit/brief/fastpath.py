@@ -65,38 +65,23 @@ def disabled() -> bool:
 
 
 def parse_request(args: list[str]) -> dict[str, Any] | None:
-    """The options of a ``brief`` argv this path serves, normalised as the CLI parses them; None
-    for anything else (another command, ``--help``, json, ``-o``, bad values)."""
-    if not args or args[0] != "brief":
+    """The options of a ``brief`` argv this path serves, as the CLI's own stdlib parser reads
+    them (:mod:`resume_kit.cli.fast_start`); None for anything else (another command,
+    ``--help``, json, ``-o``, ``--summarize``, what that parser leaves to typer)."""
+    from resume_kit.cli.fast_start import parse
+
+    parsed = parse(args)
+    if parsed is None or parsed[0] != "brief":
         return None
-    max_tokens: int | None = None
-    summarize: bool | None = None
-    fmt = "markdown"
-    rest = args[1:]
-    while rest:
-        arg = rest.pop(0)
-        name, eq, value = arg.partition("=")
-        if name in ("--max-tokens", "--format") and not eq:
-            if not rest:
-                return None
-            value = rest.pop(0)
-        elif eq and name not in ("--max-tokens", "--format"):
-            return None
-        if name == "--max-tokens":
-            if not (value.isascii() and value.isdigit()) or int(value) < 50:
-                return None
-            max_tokens = int(value)
-        elif name == "--format":
-            if value not in ("markdown", *HOOK_FORMATS):
-                return None
-            fmt = value
-        elif arg == "--no-summarize":
-            summarize = False
-        else:
-            return None
+    values = parsed[1]
+    fmt, summarize = values["fmt"], values["summarize"]
+    if values["output"] is not None or summarize is True:
+        return None
     if fmt in HOOK_FORMATS:  # a hook's brief is never summarised: the option changes nothing
-        return {"max_tokens": max_tokens, "format": fmt}
-    return {"max_tokens": max_tokens, "summarize": summarize}
+        return {"max_tokens": values["max_tokens"], "format": fmt}
+    if fmt != "markdown":
+        return None
+    return {"max_tokens": values["max_tokens"], "summarize": summarize}
 
 
 def hook_request(request: dict[str, Any], hook_input: dict[str, Any]) -> dict[str, Any]:

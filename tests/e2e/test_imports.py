@@ -259,6 +259,7 @@ SERVED_BRIEF = {
     "resume_kit",
     "resume_kit.cli",
     "resume_kit.cli.app",
+    "resume_kit.cli.fast_start",  # os only: the CLI's argv parser, which reads the request
     "resume_kit.brief",
     "resume_kit.brief.fastpath",
     "resume_kit.infra",
