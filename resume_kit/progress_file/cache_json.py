@@ -26,18 +26,26 @@ def digest_of(text: str) -> str | None:
     return value if text.startswith(head) and len(value) == 64 else None
 
 
-def _split(text: str, digest: str, data: dict[str, Any]) -> tuple[str, str, str] | None:
-    """(before the units, the units' JSON, after them) of ``text``, which must be
-    ``payload(digest, data)`` around its units; None when it is not that."""
+def _skeleton(digest: str, data: dict[str, Any]) -> tuple[str, str] | None:
+    """``payload(digest, data)`` before and after its units' JSON; None without a units list."""
     skeleton = payload(digest, {**data, "units": []})
     marker = skeleton.find('"units": []')
     if marker < 0:
         return None
     cut = marker + len('"units": [')
-    head, tail = skeleton[:cut], skeleton[cut:]
-    if len(text) < len(skeleton) or not text.startswith(head) or not text.endswith(tail):
+    return skeleton[:cut], skeleton[cut:]
+
+
+def _split(text: str, digest: str, data: dict[str, Any]) -> tuple[str, str, str] | None:
+    """(before the units, the units' JSON, after them) of ``text``, which must be
+    ``payload(digest, data)`` around its units; None when it is not that."""
+    found = _skeleton(digest, data)
+    if found is None:
         return None
-    return head, text[cut : len(text) - len(tail)], tail
+    head, tail = found
+    if len(text) < len(head) + len(tail) or not text.startswith(head) or not text.endswith(tail):
+        return None
+    return head, text[len(head) : len(text) - len(tail)], tail
 
 
 def spliced(
@@ -55,7 +63,7 @@ def spliced(
     if len(old_units) != len(new_units):
         return None
     old_parts = _split(old_text, old_digest, old_data)
-    new_skeleton = _split(payload(new_digest, {**new_data, "units": []}), new_digest, new_data)
+    new_skeleton = _skeleton(new_digest, new_data)
     if old_parts is None or new_skeleton is None or old_parts[1] == "":
         return None
     units = old_parts[1]
@@ -71,4 +79,4 @@ def spliced(
         if at < 0 or units.find(before, at + 1) >= 0:
             return None
         units = units[:at] + _dumps(new) + units[at + len(before) :]
-    return new_skeleton[0] + units + new_skeleton[2]
+    return new_skeleton[0] + units + new_skeleton[1]
