@@ -51,15 +51,19 @@ class ProgressDoc:
         return dump(merged, detect_indent(self.text))
 
     def render_fast(self, new: dict[str, Any] | None = None) -> str:
-        """Like :meth:`render`, re-rendering only the changed units when that is safe;
-        ``new``: ``to_data(self.progress)`` when the caller has it already."""
-        from resume_kit.progress_file.patch import patch_units
+        """Like :meth:`render`, re-rendering only the changed units and ledger entries when
+        that is safe; ``new``: ``to_data(self.progress)`` when the caller has it already."""
+        from resume_kit.progress_file.patch import KEYED_LISTS, patch_list
 
         if new is None:
             new = to_data(self.progress)
         old = self.data
-        if old and all(old.get(k) == new.get(k) for k in TOP_KEYS if k != "units"):
-            patched = patch_units(self.text, old.get("units", []), new["units"])
+        changed = [k for k in TOP_KEYS if old.get(k) != new.get(k)]
+        if old and all(k in KEYED_LISTS for k in changed):
+            patched: str | None = self.text
+            for name in changed:
+                if patched is not None:
+                    patched = patch_list(patched, name, old.get(name, []), new.get(name, []))
             if patched is not None:
                 patched = _with_version(patched, new["schema_version"])
             if patched is not None:

@@ -1,10 +1,11 @@
-"""Rewrite only the units that changed in a progress file's text, keeping everything else.
+"""Rewrite only the units (or ledger entries) that changed in a progress file's text, keeping
+everything else.
 
 A full round-trip parse of a large progress file costs seconds (ruamel.yaml is pure Python),
-yet a checkpoint changes one unit. ``patch_units`` finds each unit's block in the text with a
-line scan, re-renders only the changed blocks through ruamel.yaml (so comments inside them
-survive), drops the blocks of removed units (keeping the comments that lead into the next one)
-and appends new units. Every rewritten block is parsed back and compared with the
+yet a checkpoint changes one unit and a tool hook one ledger entry. ``patch_list`` finds each
+item's block of a top-level list (``units``, ``actions``) in the text with a line scan,
+re-renders only the changed blocks (so comments inside them survive), drops the blocks of
+removed items (keeping the comments that lead into the next one) and appends new items. Every rewritten block is parsed back and compared with the
 data it must hold; whenever the layout is not the plain block style this expects, or a check
 fails, it returns None and the caller falls back to the full round trip.
 """
@@ -20,6 +21,9 @@ from resume_kit.core.timeutil import format_utc
 
 _TOP_KEY = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*):(?:[ \t]+(?P<rest>.*))?$")
 _DASH = re.compile(r"^( *)-(?: |$)")
+
+# The top-level lists of mappings patch_list rewrites item by item, and each item's identity.
+KEYED_LISTS = {"units": "id", "actions": "key"}
 
 
 def _yaml_rt(indent: tuple[int, int]) -> Any:
@@ -91,10 +95,12 @@ def normalise(value: Any) -> Any:
 _BLOCK_SCALAR = re.compile(r":[ \t]+[|>][-+0-9]*[ \t]*(?:#.*)?$", re.MULTILINE)
 
 
-def _units_span(top_lines: Iterable[tuple[str, int, int]]) -> tuple[int, int | None] | None:
-    """Where the block-style units list starts and ends (None: at the end), given the lines at
-    column 0 as (line, where it starts, where the next line starts); None when the layout is
-    not the plain block style :func:`patch_units` expects."""
+def _list_span(
+    top_lines: Iterable[tuple[str, int, int]], name: str
+) -> tuple[int, int | None] | None:
+    """Where the block-style list ``name`` starts and ends (None: at the end), given the lines
+    at column 0 as (line, where it starts, where the next line starts); None when the layout is
+    not the plain block style :func:`patch_list` expects."""
     start = end = None
     seen: set[str] = set()
     for line, here, after in top_lines:
@@ -109,7 +115,7 @@ def _units_span(top_lines: Iterable[tuple[str, int, int]]) -> tuple[int, int | N
         seen.add(key)
         if start is not None and end is None:
             end = here
-        if key == "units":
+        if key == name:
             rest = (match.group("rest") or "").strip()
             if rest and not rest.startswith("#"):
                 return None  # flow style or an anchor: leave it to the full round trip
@@ -117,14 +123,14 @@ def _units_span(top_lines: Iterable[tuple[str, int, int]]) -> tuple[int, int | N
     return None if start is None else (start, end)
 
 
-def _units_region(lines: list[str]) -> tuple[int, int] | None:
-    """(first line after ``units:``, end line) of the block-style units list, or None."""
+def _list_region(lines: list[str], name: str) -> tuple[int, int] | None:
+    """(first line after ``name:``, end line) of the block-style list ``name``, or None."""
     top = (
         (line, index, index + 1)
         for index, line in enumerate(lines)
         if line and (line[0] not in " \t#-" or line.startswith(("---", "...", "\t")))
     )
-    span = _units_span(top)
+    span = _list_span(top, name)
     if span is None:
         return None
     return span[0], len(lines) if span[1] is None else span[1]
@@ -147,19 +153,20 @@ def _item_starts(lines: list[str], start: int, end: int) -> tuple[list[int], int
     return starts, dash_indent
 
 
-Layout = tuple[str, list[int], int, int]  # text (ending in a newline), unit starts, end, dash
+Layout = tuple[str, list[int], int, int]  # text (ending in a newline), item starts, end, dash
 
 
-def unit_layout(text: str) -> Layout | None:
-    """Where each unit's block starts in ``text`` (character offsets), where the units list
-    ends, and the dash's indent; ``text`` comes back with a final newline added when it had
-    none. None when the layout is not the plain block style :func:`patch_units` expects."""
+def list_layout(text: str, name: str) -> Layout | None:
+    """Where each item's block of the top-level list ``name`` starts in ``text`` (character
+    offsets), where the list ends, and the dash's indent; ``text`` comes back with a final
+    newline added when it had none. None when the layout is not the plain block style
+    :func:`patch_list` expects."""
     if _ODD_BREAK.search(text) is not None:
-        return _layout_by_lines(text)  # splitlines() breaks lines there too: the line scan
+        return _layout_by_lines(text, name)  # splitlines() breaks lines there too: the line scan
     if text and not text.endswith("\n"):
         text += "\n"
     top = ((text[first:last], first, last + 1) for first, last in _column_0_lines(text))
-    span = _units_span(top)
+    span = _list_span(top, name)
     if span is None:
         return None
     start, end = span
@@ -179,7 +186,7 @@ def unit_layout(text: str) -> Layout | None:
 
 # Characters other than \n that str.splitlines() breaks a line at.
 _ODD_BREAK = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
-# The lines _units_region looks at: not blank, not indented, not a comment or a dash (but ---);
+# The lines _list_region looks at: not blank, not indented, not a comment or a dash (but ---);
 # each pattern starts at the newline before the line (a literal prefix re searches for fast).
 _COLUMN_0 = re.compile(r"\n(?:[^ #\-\n]|---)[^\n]*")
 _DASH_LINE = re.compile(r"\n( *)-(?= |\n)")
@@ -194,13 +201,13 @@ def _column_0_lines(text: str) -> Iterator[tuple[int, int]]:
         yield match.start() + 1, match.end()
 
 
-def _layout_by_lines(text: str) -> Layout | None:
-    """:func:`unit_layout` by a scan of ``text.splitlines()`` (any line break Python knows)."""
+def _layout_by_lines(text: str, name: str) -> Layout | None:
+    """:func:`list_layout` by a scan of ``text.splitlines()`` (any line break Python knows)."""
     lines = text.splitlines(keepends=True)
     if lines and not lines[-1].endswith("\n"):
         lines[-1] += "\n"
     bare = [line.rstrip("\r\n") for line in lines]
-    region = _units_region(bare)
+    region = _list_region(bare, name)
     if region is None:
         return None
     found = _item_starts(bare, *region)
@@ -213,18 +220,18 @@ def _layout_by_lines(text: str) -> Layout | None:
     return "".join(lines), [offsets[i] for i in line_starts], offsets[region[1]], dash_indent
 
 
-def _render_units(units: list[Any], dash_indent: int) -> str:
+def _render_items(items: list[Any], dash_indent: int) -> str:
     from resume_kit.progress_file.roundtrip import merge_into
 
     yaml = _yaml_rt((dash_indent + 2, dash_indent))
     buffer = io.StringIO()
-    yaml.dump(merge_into(None, units), buffer)
+    yaml.dump(merge_into(None, items), buffer)
     return buffer.getvalue()
 
 
 def _split_trailer(block: str, dash_indent: int) -> tuple[str, str]:
-    """(the unit's own lines, the blank and comment lines that end the block): those lead into
-    the next unit or key and belong to it. When the unit holds a block scalar (``notes: |``),
+    """(the item's own lines, the blank and comment lines that end the block): those lead into
+    the next item or key and belong to it. When the item holds a block scalar (``notes: |``),
     a ``#`` line indented past the dash may be the scalar's last line: only comments at the
     dash's indent or less are taken off then."""
     lines = block.splitlines(keepends=True)
@@ -241,7 +248,9 @@ def _split_trailer(block: str, dash_indent: int) -> tuple[str, str]:
     return "".join(lines[:keep]), "".join(lines[keep:])
 
 
-def _rewrite_block(block: str, unit: dict[str, Any], dash_indent: int, old_id: str) -> str | None:
+def _rewrite_block(
+    block: str, item: dict[str, Any], dash_indent: int, old_id: str, id_field: str
+) -> str | None:
     from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
     from resume_kit.progress_file.roundtrip import merge_into
@@ -258,9 +267,9 @@ def _rewrite_block(block: str, unit: dict[str, Any], dash_indent: int, old_id: s
         isinstance(node, CommentedSeq) and len(node) == 1 and isinstance(node[0], CommentedMap)
     ):
         return None
-    if node[0].get("id") != old_id:
+    if node[0].get(id_field) != old_id:
         return None
-    merge_into(node[0], unit)
+    merge_into(node[0], item)
     buffer = io.StringIO()
     yaml.dump(node, buffer)
     return buffer.getvalue() + trailer
@@ -285,12 +294,12 @@ def _holds(text: str, expected: list[Any]) -> bool:
 
 
 def _pairing(
-    old_units: list[dict[str, Any]], new_units: list[dict[str, Any]]
+    old_items: list[dict[str, Any]], new_items: list[dict[str, Any]], id_field: str
 ) -> list[dict[str, Any] | None] | None:
-    """For each old unit, the new unit its block becomes (None: the unit was removed), or None
-    when the change is not units changed, renamed, removed or appended in place."""
-    old_ids = [u["id"] for u in old_units]
-    new_ids = [u["id"] for u in new_units]
+    """For each old item, the new item its block becomes (None: the item was removed), or None
+    when the change is not items changed, renamed, removed or appended in place."""
+    old_ids = [u[id_field] for u in old_items]
+    new_ids = [u[id_field] for u in new_items]
     if len(new_ids) >= len(old_ids):
         kept = set(new_ids)
         gone = set(old_ids)
@@ -298,31 +307,33 @@ def _pairing(
             # a rename: the old id is gone and the new one is new (never a move)
             if old_id != new_id and (old_id in kept or new_id in gone):
                 return None
-        return list(new_units[: len(old_units)])
-    by_id = {u["id"]: u for u in new_units}
+        return list(new_items[: len(old_items)])
+    by_id = {u[id_field]: u for u in new_items}
     if [i for i in old_ids if i in by_id] != new_ids:
         return None  # removals only, the rest in the same order
     return [by_id.get(old_id) for old_id in old_ids]
 
 
-def patch_units(
-    text: str, old_units: list[dict[str, Any]], new_units: list[dict[str, Any]]
+def patch_list(
+    text: str, name: str, old_items: list[dict[str, Any]], new_items: list[dict[str, Any]]
 ) -> str | None:
-    """``text`` with the units changed from ``old_units`` to ``new_units``, or None."""
-    if not old_units or not new_units:
+    """``text`` with the top-level list ``name`` (one of :data:`KEYED_LISTS`) changed from
+    ``old_items`` to ``new_items``, or None."""
+    if not old_items or not new_items:
         return None
-    pairing = _pairing(old_units, new_units)
+    id_field = KEYED_LISTS[name]
+    pairing = _pairing(old_items, new_items, id_field)
     if pairing is None:
         return None
-    found = unit_layout(text)
+    found = list_layout(text, name)
     if found is None:
         return None
     text, starts, region_end, dash_indent = found
-    if len(starts) != len(old_units):
+    if len(starts) != len(old_items):
         return None
     bounds = [*starts, region_end]
     pieces: list[str] = [text[: starts[0]]]
-    for index, old in enumerate(old_units):
+    for index, old in enumerate(old_items):
         block = text[bounds[index] : bounds[index + 1]]
         new = pairing[index]
         if new is None:
@@ -332,18 +343,18 @@ def patch_units(
         if new != old:
             rewritten = _rewrite_fast(block, old, new, dash_indent)
             if rewritten is None:
-                rewritten = _rewrite_block(block, new, dash_indent, old["id"])
+                rewritten = _rewrite_block(block, new, dash_indent, old[id_field], id_field)
             if rewritten is None or not _holds(rewritten, [new]):
                 return None
             block = rewritten
         pieces.append(block)
     tail_start = region_end
-    if len(new_units) > len(old_units):
-        added = new_units[len(old_units) :]
-        rendered = _render_units(added, dash_indent)
+    if len(new_items) > len(old_items):
+        added = new_items[len(old_items) :]
+        rendered = _render_items(added, dash_indent)
         if not _holds(rendered, added):
             return None
-        # New units go after the last unit, before blank lines or comments that lead into
+        # New items go after the last item, before blank lines or comments that lead into
         # the next top-level key.
         last = pieces.pop()
         last_lines = last.splitlines(keepends=True)

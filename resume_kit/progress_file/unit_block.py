@@ -199,7 +199,7 @@ class _Writer:
 
 
 class _Emitter:
-    """Writes a unit mapping the way ruamel's round trip dumps it (mapping indent 2, sequence
+    """Writes a unit (or ledger entry) mapping the way ruamel's round trip dumps it (mapping indent 2, sequence
     indent ``dash + 2``, dash offset ``dash``)."""
 
     def __init__(self, writer: _Writer, dash: int):
@@ -267,6 +267,9 @@ class _Emitter:
 
     def sequence(self, path: Path, old: Any, new: list[Any], has_old: bool, indent: int) -> None:
         w = self.w
+        if new and all(isinstance(item, dict) for item in new):
+            self.mapping_sequence(path, old, new, has_old, indent)
+            return
         if not new or any(
             isinstance(item, dict | list)
             or item is None
@@ -296,6 +299,32 @@ class _Emitter:
             w.put(" " * (indent + self.dash) + "- ")
             self.scalar((*path, number), item, item, kept, indent + self.dash + 2, flow=False)
             w.put("\n")
+
+
+    def mapping_sequence(
+        self, path: Path, old: Any, new: list[dict[str, Any]], has_old: bool, indent: int
+    ) -> None:
+        """A block list of mappings (a ledger entry's attempts). Such a list without an
+        identity key, changed in any way, is written anew by ruamel (fresh styles); one whose
+        items all carry ``id`` or ``key`` is matched item by item there: left to ruamel."""
+        w = self.w
+        if w.reference is not None:
+            if w.reference.startswith(" [", w.pos):
+                raise _Unsure
+            kept = True
+        else:
+            kept = (
+                has_old
+                and isinstance(old, list)
+                and len(old) == len(new)
+                and all(map(_same, old, new))
+            )
+            if not kept and any(all(k in item for item in new) for k in ("id", "key")):
+                raise _Unsure
+        w.put("\n")
+        prefix = " " * (indent + self.dash) + "- "
+        for number, item in enumerate(new):
+            self.mapping((*path, number), item, item, kept, prefix, indent + self.dash + 2)
 
 
 def emit_unit(unit: dict[str, Any], dash: int) -> str | None:

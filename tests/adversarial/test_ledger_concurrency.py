@@ -3,6 +3,7 @@ attempt is appended under the progress lock, so none is lost and the file stays 
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -51,6 +52,9 @@ def test_concurrent_hooks_lose_no_attempt(repo: Path) -> None:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            # what is tested is that no attempt is lost, not how long a loaded machine makes
+            # a writer wait for the lock (5 s by default)
+            env={**os.environ, "RESUME_KIT_LOCK_TIMEOUT": "120"},
         )
         for w in range(WRITERS)
     ]

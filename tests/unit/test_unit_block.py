@@ -121,7 +121,7 @@ def test_a_new_units_block_is_what_ruamel_writes(unit: dict[str, Any], dash: int
     event("ruamel" if ours is None else "our emitter")
     if ours is None:
         return
-    assert ours == patch._render_units([unit], dash)
+    assert ours == patch._render_items([unit], dash)
     assert reads_back(ours) == [unit]  # every scalar reads back equal through yaml.safe_load
 
 
@@ -137,7 +137,7 @@ def test_a_rewritten_block_is_what_ruamel_writes(data: Any, dash: int) -> None:
     event("ruamel" if ours is None else "our emitter")
     if ours is None:
         return
-    assert ours == patch._rewrite_block(block, new, dash, old["id"])
+    assert ours == patch._rewrite_block(block, new, dash, old["id"], "id")
     assert reads_back(ours) == [new]
 
 
@@ -151,7 +151,7 @@ def test_a_block_scalar_ending_in_a_hash_line_keeps_that_line_once() -> None:
     block = "- id: a\n  title: '0'\n  status: todo\n  notes: |-\n    0\n    #\n"
     assert reads_back(block) == [old]
     ours = unit_block.rewrite(block, old, new, 0)
-    assert ours == patch._rewrite_block(block, new, 0, "a")
+    assert ours == patch._rewrite_block(block, new, 0, "a", "id")
     assert ours is not None and reads_back(ours) == [new]
 
 
@@ -185,7 +185,7 @@ def test_the_bench_block_passing_takes_the_fast_path() -> None:
     }
     ours = unit_block.rewrite(block, old, new, 2)
     assert ours is not None
-    assert ours == patch._rewrite_block(block, new, 2, old["id"])
+    assert ours == patch._rewrite_block(block, new, 2, old["id"], "id")
 
 
 @pytest.mark.parametrize(
@@ -234,11 +234,11 @@ def test_the_patched_file_is_what_the_ruamel_path_writes(
     index = data.draw(st.integers(0, len(new_units) - 1))
     changed = data.draw(units(uid=new_units[index]["id"]))
     new_units[index] = changed
-    ours = patch.patch_units(text, old["units"], new_units)
+    ours = patch.patch_list(text, "units", old["units"], new_units)
     fast = patch._rewrite_fast
     patch._rewrite_fast = lambda *args: None  # type: ignore[assignment]  # the ruamel path alone
     try:
-        theirs = patch.patch_units(text, old["units"], new_units)
+        theirs = patch.patch_list(text, "units", old["units"], new_units)
     finally:
         patch._rewrite_fast = fast  # type: ignore[assignment]
     assert ours == theirs
@@ -266,4 +266,63 @@ LAYOUT_TEXT = st.lists(
 @given(st.one_of(LAYOUT_TEXT, LAYOUT_TEXT.map(lambda t: t + "\n")))
 @example("schema_version: 2\ngoal: g\nunits:\n  - id: a\n    title: t\n  - id: b\nnotes: n")
 def test_the_units_layout_by_regex_is_the_line_scan(text: str) -> None:
-    assert patch.unit_layout(text) == patch._layout_by_lines(text)
+    assert patch.list_layout(text, "units") == patch._layout_by_lines(text, "units")
+
+
+STATUS = st.sampled_from(["success", "unknown", "failed"])
+ATTEMPT = st.fixed_dictionaries(
+    {"status": STATUS, "at": st.sampled_from(["2026-12-01T23:55:04Z", "2026-11-29T08:00:00Z"])},
+    optional={"session": TEXT, "command": TEXT, "call": TEXT, "result": TEXT},
+)
+
+
+@st.composite
+def ledger_entries(draw: Any, key: str | None = None) -> dict[str, Any]:
+    attempts = draw(st.lists(ATTEMPT, min_size=1, max_size=4))
+    return {
+        "key": key or draw(ID),
+        "description": draw(TEXT),
+        "status": attempts[-1]["status"],
+        "at": attempts[-1]["at"],
+        "attempts": attempts,
+    }
+
+
+@DIFF
+@given(st.lists(ID, min_size=1, max_size=3, unique=True), st.sampled_from([0, 2]), st.data())
+def test_a_patched_ledger_entry_is_what_the_ruamel_path_writes(
+    keys: list[str], dash: int, data: Any
+) -> None:
+    """A tool hook appends or settles one attempt: the entry's block is rewritten by our
+    emitter exactly as ruamel rewrites it (the attempts list without identity anew)."""
+    doc = {
+        "schema_version": 2,
+        "goal": "g",
+        "units": [{"id": "a", "title": "t", "status": "todo"}],
+        "actions": [data.draw(ledger_entries(key=k)) for k in keys],
+    }
+    text = dump(styled(data.draw, merge_into(None, doc)), (dash + 2, dash))
+    try:
+        old = to_data(parse_and_validate(text))
+    except Exception:
+        return
+    new_actions = [dict(a) for a in old["actions"]]
+    index = data.draw(st.integers(0, len(new_actions) - 1))
+    attempts = [dict(a) for a in new_actions[index]["attempts"]]
+    if data.draw(st.booleans()):
+        attempts.append(data.draw(ATTEMPT))
+    else:
+        attempts[-1]["status"] = data.draw(STATUS)
+        attempts[-1]["result"] = data.draw(TEXT)
+    new_actions[index] = dict(new_actions[index], attempts=attempts, status=attempts[-1]["status"])
+    ours = patch.patch_list(text, "actions", old["actions"], new_actions)
+    fast = patch._rewrite_fast
+    patch._rewrite_fast = lambda *args: None  # type: ignore[assignment]  # the ruamel path alone
+    try:
+        theirs = patch.patch_list(text, "actions", old["actions"], new_actions)
+    finally:
+        patch._rewrite_fast = fast  # type: ignore[assignment]
+    assert ours == theirs
+    event("patched" if ours is not None else "full round trip")
+    if ours is not None:
+        assert to_data(parse_and_validate(ours))["actions"] == new_actions
