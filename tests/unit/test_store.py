@@ -203,3 +203,16 @@ def test_temporary_names_are_what_the_stale_sweep_removes(tmp_path: Path) -> Non
     (tmp_path / "other.tmp").write_text("kept")
     assert remove_stale_temporaries(tmp_path, "progress.json") == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == ["other.tmp"]
+
+
+def test_a_history_name_that_is_no_date_is_passed_over(tmp_path: Path) -> None:
+    """A copy named like ours but with no real date in it (put there by hand or by a clone)
+    neither stops the save nor decides the next copy's name."""
+    target = tmp_path / "progress.yaml"
+    history = tmp_path / "history"
+    history.mkdir()
+    (history / "progress-20261399T999999-000000000.yaml").write_text("x")
+    (history / "progress-20261202T032247-886594080.yaml").write_text("x")
+    target.write_text("a")
+    dest = keep_history(target, history)
+    assert dest is not None and dest.name > "progress-20261202T032247-886594080.yaml"
