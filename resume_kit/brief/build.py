@@ -8,11 +8,9 @@ any template sees it. ``render.py`` only chooses how much of each detail list to
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from resume_kit.brief.cause import cause_line, fold_failed
@@ -27,6 +25,7 @@ from resume_kit.core.inert import (
     redacted,
     short_sha,
 )
+from resume_kit.core.light_dataclass import dataclass, field, replace
 from resume_kit.core.timeutil import age, age_span, format_utc, parse_utc
 from resume_kit.model.facts import ChangeEntry, PathStatus, Snapshot
 from resume_kit.model.findings import SEVERITY_ORDER, STUCK_REPEATS, Finding
@@ -896,7 +895,7 @@ def _next_part(
         data=data,
         approved=approved,
         cause=cause_line(failure_lines),
-        why_md=why_next(progress, dataclasses.replace(unit, last_failure=None)) if failure else why,
+        why_md=why_next(progress, replace(unit, last_failure=None)) if failure else why,
     )
 
 

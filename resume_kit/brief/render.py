@@ -12,7 +12,6 @@ verify command, and one line naming what was left out.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 import os
 import re
@@ -21,7 +20,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -42,6 +40,7 @@ from resume_kit.brief.build import (
 )
 from resume_kit.brief.cause import failed_ids
 from resume_kit.core.inert import blockquote, code, fence, plain
+from resume_kit.core.light_dataclass import dataclass, replace
 from resume_kit.infra import tokens as tok
 from resume_kit.model.findings import STUCK_REPEATS
 
@@ -138,7 +137,7 @@ def _ladder() -> list[tuple[str, Limits]]:
     levels = [("", Limits())]
     current = Limits()
     for name, change in steps:
-        current = dataclasses.replace(current, **change)
+        current = replace(current, **change)
         levels.append((name, current))
     return levels
 

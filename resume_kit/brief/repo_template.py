@@ -11,9 +11,9 @@ and ``extends`` load only resume-kit's shipped templates (resume_kit.brief.rende
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
 from pathlib import Path
 
+from resume_kit.core.light_dataclass import dataclass
 from resume_kit.infra.errors import ResumeKitError
 
 REL_PATH = ".resume-kit/templates/brief.md.j2"

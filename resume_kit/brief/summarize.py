@@ -21,11 +21,11 @@ import json
 import os
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from resume_kit.core.inert import clip
+from resume_kit.core.light_dataclass import dataclass
 from resume_kit.infra.redact import redact
 from resume_kit.infra.store import atomic_write
 from resume_kit.model.facts import Snapshot

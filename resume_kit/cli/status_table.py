@@ -3,8 +3,7 @@ collapsed into one) and the widths of its free-text columns."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from resume_kit.core.light_dataclass import dataclass
 from resume_kit.model.findings import Finding
 from resume_kit.model.progress import Progress, Unit
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+
+from resume_kit.core.light_dataclass import dataclass, field
 
 REPEATS = 3  # identical failing calls in a row that make a loop
 # The meter's defaults (config.yaml `no_progress:`): this many compactions, or sessions started

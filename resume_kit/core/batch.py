@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import posixpath
 import re
-from dataclasses import dataclass, field
 
+from resume_kit.core.light_dataclass import dataclass, field
 from resume_kit.infra.errors import (
     EXIT_INTERRUPTED,
     EXIT_NOTHING_TO_DO,

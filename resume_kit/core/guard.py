@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from resume_kit.core.inert import one_line
+from resume_kit.core.light_dataclass import dataclass
 from resume_kit.core.side_effects import DEFAULT_MODE, Match
 from resume_kit.core.timeutil import age
 from resume_kit.model.progress import Action, Attempt

@@ -8,13 +8,13 @@ findings first within a severity).
 
 from __future__ import annotations
 
-import dataclasses
 import shlex
 from collections.abc import Mapping
 from typing import Any
 
 from resume_kit.core.activity import Activity
 from resume_kit.core.inert import code_span, short_sha, squash
+from resume_kit.core.light_dataclass import replace
 from resume_kit.core.timeutil import age
 from resume_kit.model.facts import Changes, RepoFacts, Snapshot, UnitFacts
 from resume_kit.model.findings import SEVERITY_ORDER, STUCK_REPEATS, Finding, finding
@@ -346,10 +346,7 @@ def _transcript(progress: Progress, snapshot: Snapshot) -> list[Finding]:
 
 def _finalise(found: list[Finding], order: Mapping[str, int]) -> list[Finding]:
     if all(f.code in _NOT_WRONG for f in found):
-        found = [
-            dataclasses.replace(f, severity="info") if f.code in QUIET_WHEN_ALONE else f
-            for f in found
-        ]
+        found = [replace(f, severity="info") if f.code in QUIET_WHEN_ALONE else f for f in found]
     indexed = list(enumerate(found))
     indexed.sort(
         key=lambda item: (

@@ -20,9 +20,9 @@ import itertools
 import re
 import shlex
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 
 from resume_kit.core.lazy_regex import lazy
+from resume_kit.core.light_dataclass import dataclass
 
 MODES = ("ask", "deny", "warn")
 DEFAULT_MODE = "ask"

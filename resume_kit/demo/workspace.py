@@ -10,10 +10,10 @@ import shlex
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from resume_kit.core.light_dataclass import dataclass
 from resume_kit.infra.errors import ResumeKitError
 
 DOC_COUNT = 200

@@ -9,10 +9,10 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from dataclasses import asdict
 from pathlib import Path
 
 from resume_kit.core.activity import Activity, CallRecord, Limits, MeterEvent
+from resume_kit.core.light_dataclass import asdict
 from resume_kit.infra.cachedir import ensure_private, sha256_hex, user_cache_root
 
 TYPE_CHECKING = False  # typing costs milliseconds on the served hook brief; mypy reads the guard

@@ -30,9 +30,10 @@ import json
 import os
 import stat
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from resume_kit.core.light_dataclass import dataclass, field
 
 FORMAT = 1
 FILE_NAME = "fingerprints.json"

@@ -6,7 +6,6 @@ read; never a fetch (the brief, status and verify-next's choice read this)."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 
 from resume_kit.core.leases import (
     LEASE_REF_PREFIX,
@@ -16,6 +15,7 @@ from resume_kit.core.leases import (
     Lease,
 )
 from resume_kit.core.leases import decode as decode_lease
+from resume_kit.core.light_dataclass import dataclass
 from resume_kit.model.progress import ID_PATTERN
 
 _ZERO = "0" * 40

@@ -16,7 +16,6 @@ import os
 import re
 from bisect import bisect_right
 from collections.abc import Sequence
-from dataclasses import dataclass
 from itertools import accumulate
 from pathlib import Path
 from stat import S_ISREG
@@ -24,6 +23,7 @@ from typing import Any
 
 from resume_kit.core.escape import ANSI_SEQUENCE
 from resume_kit.core.lazy_regex import lazy
+from resume_kit.core.light_dataclass import dataclass
 from resume_kit.core.timeutil import from_epoch
 from resume_kit.infra.redact import redact, split_lines
 

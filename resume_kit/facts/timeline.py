@@ -10,8 +10,9 @@ import bisect
 import datetime as dt
 import html
 import itertools
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from resume_kit.core.light_dataclass import dataclass, field
 
 if TYPE_CHECKING:
     from resume_kit.facts.transcripts.usage import Usage

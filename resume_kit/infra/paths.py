@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
+from resume_kit.core.light_dataclass import dataclass
 from resume_kit.infra.errors import NotARepositoryError
 
 STATE_DIR = ".resume-kit"

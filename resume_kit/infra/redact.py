@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 from resume_kit.core.lazy_regex import lazy
+from resume_kit.core.light_dataclass import dataclass
 
 REDACTED = "[REDACTED:{}]"
 

@@ -3,9 +3,9 @@ context limit our SessionStart hook declares, and what Codex requires before it 
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
+from resume_kit.core.light_dataclass import replace
 from resume_kit.integrations.settings import BRIEF_ARGS, PRE_COMPACT, SESSION_START, STOP, HookSpec
 
 # Codex spills hook context above `additionalContextLimit` (2,500 when unset) to a file and

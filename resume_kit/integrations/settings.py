@@ -24,10 +24,10 @@ import re
 import shlex
 import sys
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from resume_kit.core.light_dataclass import dataclass
 from resume_kit.infra.errors import ResumeKitError
 from resume_kit.infra.safefs import (
     FileTooLarge,
@@ -187,7 +187,7 @@ class SettingsError(ResumeKitError):
 def specs_for(
     stop_verify: bool, exe: str | None = None, post_compact: bool = True
 ) -> list[HookSpec]:
-    from dataclasses import replace
+    from resume_kit.core.light_dataclass import replace
 
     specs = [SESSION_START, *([POST_COMPACT] if post_compact else []), PRE_COMPACT]
     return [replace(spec, exe=exe) for spec in [*specs, *([STOP] if stop_verify else [])]]

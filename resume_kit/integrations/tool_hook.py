@@ -20,9 +20,9 @@ import os
 import re
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from resume_kit.core.light_dataclass import dataclass
 from resume_kit.core.side_effects import Match, Pattern, classify, classify_tool
 
 if TYPE_CHECKING:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
 from typing import Any, Literal
+
+from resume_kit.core.light_dataclass import asdict, dataclass
 
 Severity = Literal["error", "warn", "info"]
 

@@ -7,8 +7,7 @@ of verify commands are the caller's business (they follow the command text, not 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from resume_kit.core.light_dataclass import dataclass
 from resume_kit.infra.errors import ResumeKitError
 from resume_kit.model.progress import ID_PATTERN, ID_PATTERN_TEXT, Progress, Unit
 from resume_kit.progress_file.validate import graph_problems

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
+from resume_kit.core.light_dataclass import dataclass, field
 from resume_kit.infra.errors import ProgressFileError
 from resume_kit.infra.paths import Layout
 from resume_kit.infra.store import FileLock, atomic_write, ensure_gitignore, keep_history

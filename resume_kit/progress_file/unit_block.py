@@ -300,7 +300,6 @@ class _Emitter:
             self.scalar((*path, number), item, item, kept, indent + self.dash + 2, flow=False)
             w.put("\n")
 
-
     def mapping_sequence(
         self, path: Path, old: Any, new: list[dict[str, Any]], has_old: bool, indent: int
     ) -> None:

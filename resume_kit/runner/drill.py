@@ -32,10 +32,10 @@ import sys
 import tempfile
 import time
 import uuid
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from resume_kit.core.light_dataclass import dataclass, field
 from resume_kit.infra.paths import Layout, find_layout
 
 if TYPE_CHECKING:

@@ -12,8 +12,9 @@ import contextlib
 import signal
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from types import FrameType
+
+from resume_kit.core.light_dataclass import dataclass, field
 
 GUARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 

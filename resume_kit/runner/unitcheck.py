@@ -7,8 +7,9 @@ user has not approved is never run.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
+
+from resume_kit.core.light_dataclass import dataclass, field
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -24,11 +24,11 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, BinaryIO
 
 from resume_kit.core.escape import ANSI_SEQUENCE
+from resume_kit.core.light_dataclass import dataclass
 from resume_kit.infra.errors import LockError
 from resume_kit.infra.paths import Layout
 from resume_kit.infra.store import FileLock, ensure_gitignore, group_alive

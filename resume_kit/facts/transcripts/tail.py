@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol
 
+from resume_kit.core.light_dataclass import dataclass, field
 from resume_kit.facts.fact_reuse import note_file
 
 MIB = 1024 * 1024

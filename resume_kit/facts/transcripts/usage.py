@@ -6,10 +6,10 @@ the cap stops a read, ``covered_from`` says from when on the figures are whole."
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from resume_kit.core.light_dataclass import dataclass
 from resume_kit.facts.transcripts import tail
 from resume_kit.facts.transcripts.records import utc_moment
 

@@ -9,8 +9,8 @@ are that item's ``notes``. The first ``#`` heading is the goal.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
+from resume_kit.core.light_dataclass import dataclass, field
 from resume_kit.model.progress import Status, Unit, id_from_title
 from resume_kit.progress_file.importers import Imported, claim_id
 

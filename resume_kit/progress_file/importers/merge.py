@@ -9,8 +9,7 @@ Units the list does not name are left alone. Nothing is ever added twice.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
+from resume_kit.core.light_dataclass import dataclass, field
 from resume_kit.model.progress import Progress, Unit
 from resume_kit.progress_file.importers import claim_id
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import glob
 import re
-from dataclasses import dataclass, field
+
+from resume_kit.core.light_dataclass import dataclass, field
 
 _ID = re.compile(r"^(?P<id>T\d+)\b[:.]?\s*")
 _MARKER = re.compile(r"^\[(?P<tag>P|US\d+|Story\s*\d+)\]\s*", re.IGNORECASE)

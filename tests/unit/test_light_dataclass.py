@@ -1,0 +1,122 @@
+"""resume_kit.core.light_dataclass against the standard dataclasses it stands in for: the same
+constructor, repr, equality, hashing, frozen refusal, replace and asdict."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from resume_kit.core import light_dataclass as light
+
+
+def pair(frozen: bool) -> tuple[type[Any], type[Any]]:
+    """The same class body under each decorator."""
+
+    def body(module: Any) -> type[Any]:
+        class Unit:
+            """A unit."""
+
+            id: str
+            count: int = 0
+            tags: list[str] = module.field(default_factory=list)
+            line: int | None = module.field(default=None, compare=False, repr=False)
+
+            def label(self) -> str:
+                return f"{self.id}:{self.count}"
+
+        return module.dataclass(frozen=frozen)(Unit)  # type: ignore[no-any-return]
+
+    return body(dataclasses), body(light)
+
+
+VALUES = st.tuples(
+    st.text(max_size=5), st.integers(), st.lists(st.text(max_size=3), max_size=3),
+    st.none() | st.integers(),
+)  # fmt: skip
+
+
+@given(st.booleans(), VALUES, VALUES, st.sampled_from(["positional", "keyword", "defaults"]))
+def test_the_light_class_behaves_as_the_standard_one(
+    frozen: bool, one: tuple[Any, ...], two: tuple[Any, ...], call: str
+) -> None:
+    standard, ours = pair(frozen)
+
+    def make(cls: type[Any], values: tuple[Any, ...]) -> Any:
+        if call == "positional":
+            return cls(*values)
+        if call == "keyword":
+            return cls(id=values[0], count=values[1], tags=values[2], line=values[3])
+        return cls(values[0])
+
+    a, b = make(standard, one), make(standard, two)
+    x, y = make(ours, one), make(ours, two)
+    assert repr(x) == repr(a)
+    assert (x == y) == (a == b) and (x != y) == (a != b)
+    assert x.label() == a.label()
+    assert light.replace(x, count=7).count == 7 and light.replace(x, count=7).id == x.id
+    assert light.asdict(x) == dataclasses.asdict(a)
+    assert ours.__match_args__ == standard.__match_args__
+    assert hashed(x) == hashed(a)  # the same hash, or the same refusal (a list in a field)
+    if frozen:
+        with pytest.raises(AttributeError):
+            x.count = 1
+        with pytest.raises(light.FrozenInstanceError):
+            del x.id
+    else:
+        x.count = 5
+        assert x.count == 5
+
+
+def hashed(instance: Any) -> object:
+    try:
+        return hash(instance)
+    except TypeError as exc:
+        return type(exc)
+
+
+def test_each_instance_gets_its_own_default_list() -> None:
+    _, ours = pair(frozen=False)
+    first, second = ours("a"), ours("b")
+    first.tags.append("t")
+    assert second.tags == []
+
+
+def test_a_missing_argument_is_a_type_error_as_with_the_standard_class() -> None:
+    standard, ours = pair(frozen=True)
+    with pytest.raises(TypeError):
+        standard()
+    with pytest.raises(TypeError):
+        ours()
+    with pytest.raises(TypeError):
+        ours("a", nope=1)
+
+
+def test_post_init_runs_after_the_fields_are_set() -> None:
+    @light.dataclass
+    class Counted:
+        items: list[int]
+        total: int = 0
+
+        def __post_init__(self) -> None:
+            self.total = sum(self.items)
+
+    assert Counted([1, 2, 3]).total == 6
+    assert Counted([4], 0) == Counted([4], 99)  # both recomputed to 4
+
+
+def test_asdict_reaches_nested_instances_in_lists_and_dicts() -> None:
+    @light.dataclass(frozen=True)
+    class Leaf:
+        name: str
+
+    @light.dataclass
+    class Tree:
+        leaves: list[Leaf]
+        index: dict[str, Leaf]
+
+    tree = Tree([Leaf("a")], {"b": Leaf("b")})
+    assert light.asdict(tree) == {"leaves": [{"name": "a"}], "index": {"b": {"name": "b"}}}
