@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TypedDict
-
 from resume_kit.model.facts import Commit, Snapshot
+from resume_kit.model.typed_dict import TypedDict
 
 
 class Move(TypedDict):

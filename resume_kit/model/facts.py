@@ -13,7 +13,9 @@ Values nobody reads field by field (``worktree``, ``submodules``, ``tokens``) st
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TypedDict, Union, cast
+from typing import Union, cast
+
+from resume_kit.model.typed_dict import TypedDict
 
 
 class PathStatus(TypedDict, total=False):
