@@ -117,7 +117,8 @@ def this_holder(root: os.PathLike[str]) -> Holder:
     """Who this process is, as a lease names its holder: user, host, work tree, and the agent
     session when the environment says (``RESUME_KIT_SESSION``, ``CLAUDE_SESSION_ID``)."""
     import getpass
-    import socket
+
+    from resume_kit.infra.store import hostname
 
     try:
         user = getpass.getuser()
@@ -126,7 +127,7 @@ def this_holder(root: os.PathLike[str]) -> Holder:
     session = os.environ.get("RESUME_KIT_SESSION") or os.environ.get("CLAUDE_SESSION_ID")
     return Holder(
         user=user[:200] or "unknown",
-        host=socket.gethostname()[:200] or "unknown",
+        host=hostname()[:200] or "unknown",
         worktree=os.fspath(root)[:200],
         session=session[:200] if session else None,
     )

@@ -56,8 +56,12 @@ _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC
 STALE_TEMPORARY_S = 600.0  # a temporary this old is stale even if its pid was reused
 
 
-def _hostname() -> str:
-    import socket  # only for a lock, not at import: the brief imports this module
+def hostname() -> str:
+    """This machine's name, as locks and leases record their holder: ``uname``'s node name,
+    which is what ``gethostname`` returns on Linux and macOS (without importing socket)."""
+    if hasattr(os, "uname"):
+        return os.uname().nodename
+    import socket
 
     return socket.gethostname()
 
@@ -216,9 +220,7 @@ class FileLock:
         that is then hard-linked to the lock's name (fails if the lock exists). A process
         killed at any moment, or a write that fails on a full disk, never leaves an empty lock
         that would block every command until it ages out."""
-        body = json.dumps(
-            {"pid": os.getpid(), "host": _hostname(), "created": time.time()}
-        ).encode()
+        body = json.dumps({"pid": os.getpid(), "host": hostname(), "created": time.time()}).encode()
         tmp = temporary_path(self.path)
         fd = os.open(tmp, _CREATE, 0o644)
         try:
@@ -274,7 +276,7 @@ class FileLock:
         pid, pgid = holder.get("pid"), holder.get("pgid")
         if isinstance(pgid, int) and group_alive(pgid):
             return False  # the holder died, but the command it started is still running
-        if holder.get("host") == _hostname() and isinstance(pid, int) and not _pid_alive(pid):
+        if holder.get("host") == hostname() and isinstance(pid, int) and not _pid_alive(pid):
             with contextlib.suppress(FileNotFoundError):
                 self.path.unlink()
             return True
@@ -285,7 +287,7 @@ class FileLock:
         if holder is None:
             return "an unknown process"
         pid, host, pgid = holder.get("pid"), holder.get("host"), holder.get("pgid")
-        local = host == _hostname()
+        local = host == hostname()
         orphaned = isinstance(pgid, int) and group_alive(pgid)
         if local and isinstance(pid, int) and not _pid_alive(pid) and orphaned:
             return (

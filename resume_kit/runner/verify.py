@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import IO, Any, BinaryIO
 
 from resume_kit.core.escape import ANSI_SEQUENCE
+from resume_kit.core.lazy_regex import lazy
 from resume_kit.core.light_dataclass import dataclass
 from resume_kit.infra.errors import LockError
 from resume_kit.infra.paths import Layout
@@ -367,7 +368,7 @@ def _create_log(path: Path) -> BinaryIO:
 
 # A kept log may have come with a clone: its unit and time are printed by `history show`, so
 # they must have the shape resume-kit writes (an id, a UTC time), never a terminal escape.
-LOG_HEADER = re.compile(
+LOG_HEADER = lazy(
     rf"# resume-kit run: unit (?P<unit>{ID_PATTERN_TEXT}), trace (?P<trace>\S+), "
     r"started (?P<at>[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z)"
 )
@@ -444,35 +445,33 @@ def prune_runs(runs_dir: Path, keep: int = KEEP_RUN_LOGS) -> None:
 # before the numbers inside them are touched.
 _NORMALISE_RULES: tuple[tuple[re.Pattern[str], str], ...] = (
     # temporary paths: /tmp/..., /var/tmp/..., macOS /var/folders/..., /private/var/folders/...
-    (re.compile(r"(?:/private)?/(?:tmp|var/tmp|var/folders)(?:/[^\s'\":,;()\[\]]*)?"), "<tmp>"),
+    (lazy(r"(?:/private)?/(?:tmp|var/tmp|var/folders)(?:/[^\s'\":,;()\[\]]*)?"), "<tmp>"),
     # ISO-8601 and similar date-times, dates, clock times
     (
-        re.compile(
+        lazy(
             r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?"
         ),
         "<time>",
     ),
-    (re.compile(r"\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b"), "<time>"),
+    (lazy(r"\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b"), "<time>"),
     # memory addresses and long hex ids (hashes, uuids, object ids)
-    (re.compile(r"\b0x[0-9a-fA-F]+\b"), "0x<addr>"),
+    (lazy(r"\b0x[0-9a-fA-F]+\b"), "0x<addr>"),
     (
-        re.compile(
-            r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"
-        ),
+        lazy(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"),
         "<uuid>",
     ),
-    (re.compile(r"\b(?=[0-9a-fA-F]*\d)(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{12,}\b"), "<hex>"),
+    (lazy(r"\b(?=[0-9a-fA-F]*\d)(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{12,}\b"), "<hex>"),
     # durations: 0.12s, 340ms, 1.5 seconds, 2m3s
     (
-        re.compile(
+        lazy(
             r"\b\d+(?:\.\d+)?\s?(?:ns|us|µs|ms|s|sec|secs|seconds?|m|min|mins|minutes?|h)\b"
             r"(?:\s?\d+(?:\.\d+)?\s?(?:ms|s|sec|secs|seconds?))?"
         ),
         "<duration>",
     ),
     # process ids and ephemeral ports
-    (re.compile(r"\b(pid|process|PID|Process)([\s=:#]+)\d+"), r"\1\2<pid>"),
-    (re.compile(r"\b(localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1?\]):\d+"), r"\1:<port>"),
+    (lazy(r"\b(pid|process|PID|Process)([\s=:#]+)\d+"), r"\1\2<pid>"),
+    (lazy(r"\b(localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1?\]):\d+"), r"\1:<port>"),
 )
 
 
