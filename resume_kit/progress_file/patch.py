@@ -5,9 +5,10 @@ A full round-trip parse of a large progress file costs seconds (ruamel.yaml is p
 yet a checkpoint changes one unit and a tool hook one ledger entry. ``patch_list`` finds each
 item's block of a top-level list (``units``, ``actions``) in the text with a line scan,
 re-renders only the changed blocks (so comments inside them survive), drops the blocks of
-removed items (keeping the comments that lead into the next one) and appends new items. Every rewritten block is parsed back and compared with the
-data it must hold; whenever the layout is not the plain block style this expects, or a check
-fails, it returns None and the caller falls back to the full round trip.
+removed items (keeping the comments that lead into the next one) and appends new items.
+Every rewritten block is parsed back and compared with the data it must hold; whenever the
+layout is not the plain block style this expects, or a check fails, it returns None and the
+caller falls back to the full round trip.
 """
 
 from __future__ import annotations

@@ -199,8 +199,8 @@ class _Writer:
 
 
 class _Emitter:
-    """Writes a unit (or ledger entry) mapping the way ruamel's round trip dumps it (mapping indent 2, sequence
-    indent ``dash + 2``, dash offset ``dash``)."""
+    """Writes a unit (or ledger entry) mapping the way ruamel's round trip dumps it (mapping
+    indent 2, sequence indent ``dash + 2``, dash offset ``dash``)."""
 
     def __init__(self, writer: _Writer, dash: int):
         self.w = writer
