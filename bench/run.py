@@ -46,6 +46,8 @@ sys.path.insert(1, str(REPO))
 
 import workspaces  # noqa: E402
 
+from resume_kit.brief.fastpath import RACY_NS  # noqa: E402
+
 PYTHON = sys.executable
 # What users run: the console script the install put beside the interpreter (the installer's
 # wrapper, its `import re` included); `python -m resume_kit` only when there is none.
@@ -53,7 +55,10 @@ SCRIPT = Path(PYTHON).parent / "resume-kit"
 CLI = [str(SCRIPT)] if SCRIPT.is_file() else [PYTHON, "-m", "resume_kit"]
 CLI_SHOWN = "the `resume-kit` console script" if SCRIPT.is_file() else "`python -m resume_kit`"
 UNCHANGED_BRIEF = "brief, nothing changed since the previous one (served)"
-AFTER_WORK_BRIEF = "brief after the agent worked (a file edited, the session and the log grown)"
+AFTER_WORK_BRIEF = (
+    "brief after the agent worked (a file edited, the session and the log grown; "
+    "built and its receipt stored, as by default)"
+)
 DEFAULT_ROUNDS = {"small": 9, "large": 7, "huge": 5}
 HOOK_COMMITS = {"small": 15, "large": 11, "huge": 7}
 
@@ -261,7 +266,9 @@ def measure_commands(ws: workspaces.Workspace, rounds: int) -> dict[str, Series]
     def after_work_brief() -> Sample:
         """A full brief after what an agent's turn leaves behind (untimed): one more line in a
         source file no unit owns, one more assistant record in the session, one more log line;
-        so the facts read from those files cannot be reused from the previous brief."""
+        so the facts read from those files cannot be reused from the previous brief. Run as a
+        user runs it: the stored brief is not served (checked: the debug line says it stored a
+        new receipt), and storing that receipt is part of the time."""
         with (root / workspaces.src_path(ws.spec.tracked - ws.spec.done - 5)).open("a") as source:
             source.write("# edited\n")
         record = workspaces.record(
@@ -274,7 +281,11 @@ def measure_commands(ws: workspaces.Workspace, rounds: int) -> dict[str, Series]
             session.write(record + "\n")
         with (root / "logs" / "run.log").open("a") as log:
             log.write("2026-11-29 09:00:02 INFO still running\n")
-        return spawn([*CLI, "brief"], root, built)
+        # The next session starts a moment after the turn ended: files written within
+        # fastpath.RACY_NS of a build are never trusted to a receipt, so it would not be stored.
+        time.sleep(2 * RACY_NS / 1e9)
+        debug = dict(env, RESUME_KIT_DEBUG_FASTPATH="1")
+        return spawn([*CLI, "brief"], root, debug, stderr_has="fastpath: stored the brief")
 
     tasks = {
         "floor: python -S -c pass": floor_python,
@@ -628,7 +639,8 @@ def render_doc(
         "since progress.yaml last changed, and so are the records the brief reuses facts from "
         "while their inputs' stat is unchanged (done units' fingerprints, the log and transcript "
         'facts; the row "after the agent worked" changes a source file, the session and the '
-        "log first); **cold** = the progress cache removed first, as after a hand "
+        "log first, and runs with the served brief on, as users do: it is built, and its "
+        "receipt stored, which the other brief rows leave out); **cold** = the progress cache removed first, as after a hand "
         "edit of progress.yaml (the file is then parsed with libyaml).",
         "",
         "## Machine",

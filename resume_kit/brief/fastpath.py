@@ -31,6 +31,7 @@ from resume_kit.infra.deps import Signature, hand_over_status, signature
 
 TYPE_CHECKING = False  # typing costs milliseconds on the served path; mypy reads the guard
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
     from resume_kit.infra.deps import Recorder
@@ -693,7 +694,7 @@ class Recording:
 
         rec = self.recorder
         root, git_dir, common = str(layout.root), str(layout.git_dir), str(layout.git_common_dir)
-        seen = [p for p in rec.paths if _kept(p, layout)]
+        seen = list(filter(_kept_paths(layout), rec.paths))
         # not listed: a folder is compared by what it is (files coming and going in the cache
         # folders, or in folders that were only created, change nothing the brief read)
         looked = {p for p in seen if p not in rec.listed}
@@ -836,22 +837,26 @@ def _git_subcommand(argv: list[str]) -> str | None:
     return None
 
 
-def _kept(path: str, layout: Any) -> bool:
-    """A recorded path the brief depends on: not Python's own files, not what the build only
-    writes (snapshots, the history library, the file-hash memo)."""
-    if "__pycache__" in path or path.startswith(("/dev/", "/proc/", "/sys/")):
-        return False
-    for prefix in {sys.prefix, sys.base_prefix, sys.exec_prefix}:
-        if path.startswith(prefix.rstrip(os.sep) + os.sep):
-            return False
+def _kept_paths(layout: Any) -> Callable[[str], bool]:
+    """Which recorded paths the brief depends on: not Python's own files, not what the build
+    only writes (snapshots, the history library, the file-hash memo). The prefixes are worked
+    out once: a large workspace records thousands of paths."""
     from resume_kit.facts.history_db import history_root
 
+    python = tuple(
+        {p.rstrip(os.sep) + os.sep for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+    )
     only_written = (
         str(layout.snapshots),
         str(history_root()),
         str(layout.user_cache / "hashes.json"),
     )
-    return not any(path == p or path.startswith(p + os.sep) for p in only_written)
+    below = (*python, *(p + os.sep for p in only_written), "/dev/", "/proc/", "/sys/")
+
+    def kept(path: str) -> bool:
+        return "__pycache__" not in path and path not in only_written and not path.startswith(below)
+
+    return kept
 
 
 def _git_config_files(root: str) -> list[str]:
