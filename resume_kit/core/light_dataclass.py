@@ -14,19 +14,18 @@ classes, ``ClassVar``/``InitVar``, ``kw_only``, ``slots``, ``order``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypeVar, overload
-
+TYPE_CHECKING = False  # not typing's: the served hook brief imports this without typing
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import Any, TypeVar
 
     from typing_extensions import dataclass_transform
+
+    T = TypeVar("T")
 else:
 
     def dataclass_transform(**_: object) -> Callable[[T], T]:
         return lambda decorated: decorated
-
-
-T = TypeVar("T")
 
 
 class _Missing:
@@ -54,10 +53,6 @@ class Field:
         self.compare = compare
 
 
-@overload
-def field(*, default: T, repr: bool = True, compare: bool = True) -> T: ...
-@overload
-def field(*, default_factory: Callable[[], T], repr: bool = True, compare: bool = True) -> T: ...
 def field(
     *,
     default: Any = MISSING,
@@ -171,10 +166,6 @@ def _process(cls: type[T], frozen: bool) -> type[T]:
     return cls
 
 
-@overload
-def dataclass(cls: type[T], /) -> type[T]: ...
-@overload
-def dataclass(*, frozen: bool = False) -> Callable[[type[T]], type[T]]: ...
 @dataclass_transform(field_specifiers=(field,))
 def dataclass(cls: Any = None, /, *, frozen: bool = False) -> Any:
     """``@dataclass`` or ``@dataclass(frozen=True)``, as the standard decorator."""
