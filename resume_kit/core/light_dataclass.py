@@ -66,8 +66,11 @@ def field(
 
 def _fields_of(cls: type) -> tuple[Field, ...]:
     found = []
-    # the class's own annotations, names only: inspect.get_annotations would import inspect
-    for name in cls.__dict__.get("__annotations__", {}):  # noqa: RUF063
+    # the class's own annotations, names only: inspect.get_annotations would import inspect.
+    # Python 3.14 may keep them behind __annotate__: the attribute then (on 3.10+ a class's
+    # own, never a base's)
+    own = cls.__dict__.get("__annotations__")  # noqa: RUF063
+    for name in own if own is not None else getattr(cls, "__annotations__", {}):
         value = cls.__dict__.get(name, MISSING)
         spec = value if isinstance(value, Field) else Field(value, MISSING, True, True)
         spec.name = name
