@@ -220,6 +220,20 @@ def progress_files(draw: Any) -> tuple[str, list[dict[str, Any]], int]:
     return "# header\n" + dump(raw, (dash + 2, dash)), ids, dash
 
 
+def patched_both_ways(
+    text: str, name: str, old: list[dict[str, Any]], new: list[dict[str, Any]]
+) -> tuple[str | None, str | None]:
+    """patch_list's result with our emitter, and with the ruamel path alone."""
+    ours = patch.patch_list(text, name, old, new)
+    fast = patch._rewrite_fast
+    patch._rewrite_fast = lambda *args: None  # type: ignore[assignment]  # the ruamel path alone
+    try:
+        theirs = patch.patch_list(text, name, old, new)
+    finally:
+        patch._rewrite_fast = fast  # type: ignore[assignment]
+    return ours, theirs
+
+
 @DIFF
 @given(progress_files(), st.data())
 def test_the_patched_file_is_what_the_ruamel_path_writes(
@@ -234,13 +248,7 @@ def test_the_patched_file_is_what_the_ruamel_path_writes(
     index = data.draw(st.integers(0, len(new_units) - 1))
     changed = data.draw(units(uid=new_units[index]["id"]))
     new_units[index] = changed
-    ours = patch.patch_list(text, "units", old["units"], new_units)
-    fast = patch._rewrite_fast
-    patch._rewrite_fast = lambda *args: None  # type: ignore[assignment]  # the ruamel path alone
-    try:
-        theirs = patch.patch_list(text, "units", old["units"], new_units)
-    finally:
-        patch._rewrite_fast = fast  # type: ignore[assignment]
+    ours, theirs = patched_both_ways(text, "units", old["units"], new_units)
     assert ours == theirs
     if ours is None or changed == old["units"][index]:
         return
@@ -315,13 +323,7 @@ def test_a_patched_ledger_entry_is_what_the_ruamel_path_writes(
         attempts[-1]["status"] = data.draw(STATUS)
         attempts[-1]["result"] = data.draw(TEXT)
     new_actions[index] = dict(new_actions[index], attempts=attempts, status=attempts[-1]["status"])
-    ours = patch.patch_list(text, "actions", old["actions"], new_actions)
-    fast = patch._rewrite_fast
-    patch._rewrite_fast = lambda *args: None  # type: ignore[assignment]  # the ruamel path alone
-    try:
-        theirs = patch.patch_list(text, "actions", old["actions"], new_actions)
-    finally:
-        patch._rewrite_fast = fast  # type: ignore[assignment]
+    ours, theirs = patched_both_ways(text, "actions", old["actions"], new_actions)
     assert ours == theirs
     event("patched" if ours is not None else "full round trip")
     if ours is not None:
