@@ -479,33 +479,41 @@ def command_table(res: SizeResult) -> list[str]:
     return lines
 
 
-# Where the time goes (pyinstrument on the bench workspaces, 2026-12-02, load ~1; shares of one
-# run, so shares, not times).
+# Where the time goes (pyinstrument and -X importtime on the bench workspaces, 2026-12-02;
+# shares of one run, so shares, not times).
 BRIEF_PROFILE = (
     "A profile of a full `brief` on the large workspace (pyinstrument, 2026-12-02, load ~1; "
     "shares of the run): taking the snapshot 38% (the 2,000 artifacts' containment walk, one "
     "lstat per artifact and its path joins, 16%; done units' fingerprints 4% and their reuse "
     "plan 4%; the log and transcript facts, reused when nothing they were read from changed, "
     "2%), the progress model of 2,000 units from its cache 13%, reconcile 13% (ownership of "
-    "the 2,000 changed files 5%), building the brief 9% (redacting the listed paths 3%), the "
-    "brief's modules 7% (their dataclasses' creation most of it), writing the snapshot 5%. What "
-    "would remove most of the rest: artifact facts reused as the log facts are (their lstat "
-    "still proves them unchanged, so the walk stays), a progress model loaded lazily per unit "
-    "instead of 2,000 objects up front, and modules without dataclasses on the brief path. "
-    "When nothing changed the stored brief is served instead (its own row)."
+    "the 2,000 changed files 5%), building the brief 9% (redacting the listed paths 3%), "
+    "writing the snapshot 5%; the modules are cheaper since (core/light_dataclass.py, "
+    "model/typed_dict.py). After the agent worked (its own row), the brief's text holds "
+    "pieces never counted before, so the exact token count loads the tokenizer (~200 ms: "
+    "tiktoken's encoding built from the bundled ranks), and storing the receipt adds ~100 "
+    "ms. What would remove most of the rest: artifact facts reused as the log facts are "
+    "(their lstat still proves them unchanged, so the walk stays), a progress model loaded "
+    "lazily per unit instead of 2,000 objects up front, and counting only the new pieces "
+    "without building the whole encoding. When nothing changed the stored brief is served "
+    "instead (its own row)."
 )
 WHY = {
     "brief-ratio": BRIEF_PROFILE,
     "brief-ratio-small": (
         "On the small tree the floor is ~24 ms, and Python's start with the brief's modules "
-        "is most of the run. A profile (pyinstrument, 2026-12-02, load ~1; shares of the run): "
-        "importing the brief's modules ~50% (brief/build.py with its dataclasses 26%: the first "
-        "dataclass pays for `dataclasses` and `inspect`, each further one ~0.3 ms; "
-        "model/facts.py's TypedDicts 3%), taking the snapshot 14%, two history records "
-        "(SQLite) 8%, writing the snapshot 7%, building the brief 6%; typer is no longer "
-        "imported (cli/fast_start.py). What would remove most: plain classes (or slotted "
-        "classes written out) instead of the ~40 dataclasses the brief path creates, and one "
-        "history record per brief. " + BRIEF_PROFILE
+        "is most of the run. The modules' import came to ~76 ms (`-X importtime`, "
+        "2026-12-02, load ~1.8) once the ~40 dataclasses on the brief path stopped importing "
+        "`inspect` and compiling five methods each (core/light_dataclass.py) and the "
+        "snapshot's TypedDicts became plain dicts at run time (model/typed_dict.py). What is "
+        "left is spread thin: resume-kit's ~100 modules ~31 ms of their own time, pathlib "
+        "(with urllib.parse and ipaddress) ~12 ms, hashlib ~5 ms, subprocess (with locale) ~4 "
+        "ms. Of the rest (pyinstrument, same day, shares of the run): taking the snapshot "
+        "17%, building the brief 11% (the secret patterns, compiled on first use, 4%), "
+        "writing the snapshot with its history record 10%, the brief's own history record "
+        "5%, finding the work tree (`git rev-parse`) 5%, the progress model 4%. What would "
+        "remove most: fewer modules on the brief path, and one history record (one SQLite "
+        "connection) per brief."
     ),
     "brief-unchanged": (
         "Served from the receipt the previous brief stored (brief/fastpath.py), in a process that "
@@ -550,19 +558,18 @@ WHY = {
     "verify": (
         "The progress model is built once, a unit's block is written by our own emitter when "
         "it holds no comment (progress_file/unit_block.py; ruamel otherwise), the cache is "
-        "spliced, and the start is typer-free. A profile of verify-next on small (pyinstrument, "
-        "2026-12-02, load ~1; shares of the run): saving progress.yaml 29% (importing PyYAML "
-        "for the libyaml check of the written block 16%, the emitter's patterns 5%), the run's "
-        "modules ~25% (config, side effects, leases, the model and their dataclasses), the "
-        "verify command itself 10%, the history record 5%, leases 5%, `git status -uno` for "
-        "the evidence's dirty flag 3%. On huge (10,000 units, 100,000 files): loading the "
-        "model of 10,000 units from its cache 32%, saving 29% (finding the units' blocks in "
-        "the 100,000-line file 6%, turning every unit back into data 7%, the cache 3%), `git "
-        "status -uno` for the dirty flag 19% (it reads the whole index; `git diff-index` would "
-        "be cheaper but does not refresh the index, so touched files would read as dirty). "
-        "What would remove most: a check of the written block that does not import PyYAML "
-        "(our reader of the restricted form the emitter writes), a model loaded per unit, and "
-        "only the changed unit turned back into data."
+        "spliced, and the start is typer-free. A profile of verify-next on small "
+        "(pyinstrument, 2026-12-02, load ~1.8; shares of the run): saving progress.yaml 36% "
+        "(importing PyYAML for the libyaml check of the written block 19%, the emitter's "
+        "patterns 4%), the verify command itself 16%, leases 6% (three `git for-each-ref`), "
+        "`git status -uno` for the evidence's dirty flag 5%, the history record 4%, the rest "
+        "the run's modules. On huge (10,000 units, 100,000 files): loading the model of "
+        "10,000 units from its cache 39%, `git status -uno` for the dirty flag 24% (it reads "
+        "the whole index; `git diff-index` would be cheaper but does not refresh the index, "
+        "so touched files would read as dirty), saving 23% (finding the units' blocks in the "
+        "100,000-line file 4%, turning every unit back into data 5%). What would remove most: "
+        "a check of the written block that does not import PyYAML, a model loaded per unit, "
+        "and only the changed unit turned back into data."
     ),
 }
 
