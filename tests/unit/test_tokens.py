@@ -25,10 +25,10 @@ COUNT_SCRIPT = (
 @pytest.fixture
 def fresh_encoding() -> Iterator[None]:
     """Forget the loaded encoding for one test, and restore it afterwards."""
-    saved = tokens._encoding
-    tokens._encoding = None
+    saved = tokens._encoding, tokens._piece_ranks
+    tokens._encoding = tokens._piece_ranks = None
     yield
-    tokens._encoding = saved
+    tokens._encoding, tokens._piece_ranks = saved
 
 
 def test_counts_match_cl100k() -> None:
@@ -42,8 +42,8 @@ def test_short_text_fits_without_loading_the_encoding(fresh_encoding: None) -> N
     assert tokens.fits("a short brief", 100)
     assert tokens.count_if_needed("a short brief", 100) == (13, False)
     assert tokens._encoding is None
-    assert not tokens.fits("word " * 500, 100)
-    assert tokens._encoding is not None
+    assert not tokens.fits("word " * 500, 100)  # counted from the ranks, piece by piece
+    assert tokens._encoding is None and tokens._piece_ranks is not None
 
 
 @settings(max_examples=200, deadline=None)
@@ -76,7 +76,7 @@ def test_no_source_is_a_clear_error_not_a_download(
     def unavailable() -> None:
         raise FileNotFoundError("resume_kit/data/cl100k_base.tiktoken")
 
-    monkeypatch.setattr(tokens, "_from_bundled_file", unavailable)
+    monkeypatch.setattr(tokens, "_bundled_ranks", unavailable)
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
     with pytest.raises(tokens.TokenizerUnavailable) as caught:
         tokens.count_tokens("hello world " * 10)

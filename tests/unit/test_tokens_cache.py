@@ -27,12 +27,12 @@ def fresh(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Path]:
     """No loaded encoding, and the ranks cache in a folder of this test's own."""
     cache = tmp_path / "cache" / tokens.RANKS_CACHE_NAME
     monkeypatch.setattr(tokens, "_ranks_cache", lambda: cache)
-    saved = tokens._encoding
-    tokens._encoding, tokens._preloader = None, None
+    saved = tokens._encoding, tokens._piece_ranks
+    tokens._encoding, tokens._piece_ranks, tokens._preloader = None, None, None
     yield cache
     if tokens._preloader is not None:
         tokens._preloader.join()
-    tokens._encoding, tokens._preloader = saved, None
+    (tokens._encoding, tokens._piece_ranks), tokens._preloader = saved, None
 
 
 def _reference() -> tiktoken.Encoding:

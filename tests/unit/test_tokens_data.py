@@ -74,10 +74,10 @@ def fresh(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Path]:
     monkeypatch.setattr(tokens, "_ranks_cache", lambda: cache)
     monkeypatch.delenv("TIKTOKEN_CACHE_DIR", raising=False)
     monkeypatch.delenv("DATA_GYM_CACHE_DIR", raising=False)
-    saved = tokens._encoding
-    tokens._encoding = None
+    saved = tokens._encoding, tokens._piece_ranks
+    tokens._encoding = tokens._piece_ranks = None
     yield cache
-    tokens._encoding = saved
+    tokens._encoding, tokens._piece_ranks = saved
 
 
 def test_the_shipped_file_is_the_published_one() -> None:

@@ -103,8 +103,36 @@ def test_a_new_text_of_known_pieces_is_counted_without_the_encoding(
     assert tokens.count_tokens(numbers) == len(
         tokens._encoding.encode(numbers, disallowed_special=())
     )
-    with pytest.raises(AssertionError):  # a piece never seen needs the encoding
+    with pytest.raises(AssertionError):  # once loaded, the encoding counts a new piece
         tokens.count_tokens(changed + " zebra")
+
+
+def test_new_pieces_are_counted_from_the_ranks_without_building_the_encoding(
+    fresh: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In a process that has not built the encoding (a brief after the agent worked: a few
+    pieces never seen), the new pieces are counted from the ranks by the byte-pair merge."""
+    encoding = tokens.encoding()
+    text = "Done (verified): `doc-00000` quagga zebra-xylophone ÅngströmΩ 日本語"
+    want = len(encoding.encode(text, disallowed_special=()))
+
+    def refuse() -> object:
+        raise AssertionError("the encoding was built for new pieces")
+
+    monkeypatch.setattr(tokens, "_encoding", None)  # a new process
+    monkeypatch.setattr(tokens, "_piece_ranks", None)
+    monkeypatch.setattr(tokens, "encoding", refuse)
+    assert tokens.count_tokens(text) == want
+    assert tokens._stored_pieces()[" quagga"] == len(encoding.encode_ordinary(" quagga"))
+
+
+@given(st.text(_ALPHABET, max_size=80))
+@settings(max_examples=400, deadline=None)
+def test_the_byte_pair_merge_counts_each_piece_as_tiktoken_does(text: str) -> None:
+    encoding = tokens.encoding()
+    ranks = tokens._bundled_ranks()
+    for piece in tokens.text_pieces(text) or []:  # None: the encoding counts the whole text
+        assert tokens.piece_tokens(piece, ranks) == len(encoding.encode_ordinary(piece))
 
 
 def test_a_damaged_or_hostile_pieces_file_is_ignored(fresh: None) -> None:
