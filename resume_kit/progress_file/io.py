@@ -281,7 +281,7 @@ def parse_and_validate(text: str, name: str = "progress.yaml") -> Progress:
     if fast is not None:
         try:
             if fast is not _TOO_DEEP:
-                return validate(fast, name)
+                return validate(fast, name, strings_as_read=True)
         except ProgressFileError:
             pass
         if fast is _TOO_DEEP or _deeper_than(fast, MAX_DEPTH):  # ruamel takes seconds to fail

@@ -37,9 +37,13 @@ from resume_kit.model.progress import (
 
 
 class _Problems:
-    def __init__(self, name: str):
+    def __init__(self, name: str, strings_as_read: bool = False):
         self.name = name
         self.items: list[str] = []
+        # libyaml's data (YAML 1.1): a non-string where a string belongs may be a string that
+        # YAML 1.2, which ruamel writes and reads, keeps (``yes``, ``on``, ``0755``): a problem
+        # here, so that ruamel reads the file instead of str() turning ``yes`` into ``True``
+        self.strings_as_read = strings_as_read
 
     def add(self, line: int | None, message: str) -> None:
         where = f"{self.name}:{line}" if line else self.name
@@ -111,6 +115,8 @@ def _scalar(value: Any, what: str, line: int | None, problems: _Problems) -> str
     if isinstance(value, dict | list | tuple | set):
         problems.add(line, f"{what} must be a string, not {_type_name(value)}")
         return ""
+    if problems.strings_as_read and not isinstance(value, str):
+        problems.add(line, f"{what}: read as {_type_name(value)} by YAML 1.1")
     return str(value)
 
 
@@ -460,9 +466,11 @@ def migrate(raw: Any, name: str) -> tuple[Any, bool]:
     return raw, False
 
 
-def validate(raw: Any, name: str = "progress.yaml") -> Progress:
-    """Turn a parsed document into a Progress, or raise ProgressFileError naming line and reason."""
-    problems = _Problems(name)
+def validate(raw: Any, name: str = "progress.yaml", *, strings_as_read: bool = False) -> Progress:
+    """Turn a parsed document into a Progress, or raise ProgressFileError naming line and
+    reason. ``strings_as_read``: ``raw`` came from libyaml, and a string field holding
+    anything but a string is a problem (the caller then has ruamel read the file)."""
+    problems = _Problems(name, strings_as_read)
     if raw is None:
         raise ProgressFileError(
             f"{name}: the file is empty",

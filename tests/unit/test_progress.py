@@ -319,3 +319,18 @@ def test_an_old_file_migrates_through_the_fast_parser_too() -> None:
     old = "schema_version: 0\ngoal: g\ntasks:\n  - {id: a, status: completed}\nnotes: n\n"
     model = progress_io.parse_and_validate(old)
     assert [(u.id, u.status) for u in model.units] == [("a", "done")]
+
+
+@pytest.mark.parametrize("plain", ["yes", "on", "No", "off", "1:20", "2026-12-01"])
+def test_a_string_yaml_1_1_reads_otherwise_stays_that_string(plain: str) -> None:
+    """ruamel (YAML 1.2) writes these strings plain; read without the cache, through libyaml
+    (YAML 1.1), they must not come back as ``True``, ``80`` or a date turned into text."""
+    text = (
+        "schema_version: 2\ngoal: g\nunits:\n  - id: a\n    title: t\n    status: todo\n"
+        f"actions:\n  - key: k\n    description: {plain}\n    status: success\n"
+        f"    at: '2026-12-01T23:55:04Z'\n    attempts:\n      - status: success\n"
+        f"        command: {plain}\n"
+    )
+    action = progress_io.parse_and_validate(text).actions[0]
+    assert action.description == plain
+    assert action.attempts[0].command == plain
