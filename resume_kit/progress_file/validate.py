@@ -41,7 +41,7 @@ class _Problems:
         self.name = name
         self.items: list[str] = []
         # libyaml's data (YAML 1.1): a non-string where a string belongs may be a string that
-        # YAML 1.2, which ruamel writes and reads, keeps (``yes``, ``on``, ``0755``): a problem
+        # YAML 1.2, which ruamel writes and reads, keeps (``yes``, ``on``, ``1:20``): a problem
         # here, so that ruamel reads the file instead of str() turning ``yes`` into ``True``
         self.strings_as_read = strings_as_read
 
@@ -334,10 +334,14 @@ def _action(raw: Any, index: int, problems: _Problems) -> Action | None:
         status = "unknown"
     at = raw.get("at")
     label = f"action '{_shown(raw['key'])}'"
+    description = raw.get("description")
+    # an empty or false description is "", except libyaml's false (``no``): _scalar refuses it
+    if description is None or (not description and not problems.strings_as_read):
+        description = ""
     return Action(
         key=raw["key"],
         description=_scalar(
-            raw.get("description", "") or "",
+            description,
             f"{label}: description",
             _line_of(raw, "description"),
             problems,

@@ -334,3 +334,14 @@ def test_a_string_yaml_1_1_reads_otherwise_stays_that_string(plain: str) -> None
     action = progress_io.parse_and_validate(text).actions[0]
     assert action.description == plain
     assert action.attempts[0].command == plain
+
+
+@pytest.mark.parametrize("plain", ["no", "off", "No"])
+def test_a_description_yaml_1_1_reads_as_false_is_kept(plain: str) -> None:
+    """Alone in the file (no other field sends it to ruamel), a description libyaml reads as
+    false is neither dropped nor turned into text."""
+    text = (
+        "schema_version: 2\ngoal: g\nunits:\n  - id: a\n    title: t\n    status: todo\n"
+        f"actions:\n  - key: k\n    description: {plain}\n    status: success\n"
+    )
+    assert progress_io.parse_and_validate(text).actions[0].description == plain
