@@ -72,19 +72,21 @@ def _fields_of(cls: type) -> tuple[Field, ...]:
     own = cls.__dict__.get("__annotations__")  # noqa: RUF063
     for name in own if own is not None else getattr(cls, "__annotations__", {}):
         value = cls.__dict__.get(name, MISSING)
-        spec = value if isinstance(value, Field) else Field(value, MISSING, True, True)
-        spec.name = name
         if isinstance(value, Field):
+            spec = value
             if spec.default is MISSING:
                 delattr(cls, name)
             else:
                 setattr(cls, name, spec.default)
+        else:
+            spec = Field(value, MISSING, True, True)
+        spec.name = name
         found.append(spec)
     return tuple(found)
 
 
 def _compile_init(cls: type, frozen: bool) -> Callable[..., None]:
-    specs = _specs_of_class(cls)
+    specs = _fields(cls)
     scope: dict[str, Any] = {"_MISSING": MISSING, "_set": object.__setattr__}
     params, body = ["self"], []
     for number, spec in enumerate(specs):
@@ -114,9 +116,7 @@ def _values(instance: Any, specs: tuple[Field, ...]) -> tuple[Any, ...]:
 
 def _repr(self: Any) -> str:
     shown = ", ".join(
-        f"{spec.name}={getattr(self, spec.name)!r}"
-        for spec in type(self).__light_fields__
-        if spec.repr
+        f"{spec.name}={getattr(self, spec.name)!r}" for spec in _fields(type(self)) if spec.repr
     )
     return f"{type(self).__qualname__}({shown})"
 
@@ -179,16 +179,12 @@ def dataclass(cls: Any = None, /, *, frozen: bool = False) -> Any:
 
 def replace(instance: T, /, **changes: Any) -> T:
     """A copy of ``instance`` with ``changes`` (as :func:`dataclasses.replace`)."""
-    values = {spec.name: getattr(instance, spec.name) for spec in _specs(instance)}
+    values = {spec.name: getattr(instance, spec.name) for spec in _fields(type(instance))}
     values.update(changes)
     return type(instance)(**values)
 
 
-def _specs(instance: Any) -> tuple[Field, ...]:
-    return _specs_of_class(type(instance))
-
-
-def _specs_of_class(cls: type) -> tuple[Field, ...]:
+def _fields(cls: type) -> tuple[Field, ...]:
     specs: tuple[Field, ...] = getattr(cls, "__light_fields__")  # noqa: B009
     return specs
 
@@ -201,7 +197,7 @@ def asdict(instance: Any) -> dict[str, Any]:
 
 def _plain(value: Any) -> Any:
     if hasattr(type(value), "__light_fields__"):
-        return {spec.name: _plain(getattr(value, spec.name)) for spec in _specs(value)}
+        return {spec.name: _plain(getattr(value, spec.name)) for spec in _fields(type(value))}
     if isinstance(value, list | tuple):
         return type(value)(_plain(item) for item in value)
     if isinstance(value, dict):
