@@ -176,7 +176,7 @@ def merge_into(raw: Any, data: Any) -> Any:
             for value in data:
                 fresh_seq.append(merge_into(None, value))
             return fresh_seq
-        ident = _identity_key(data)
+        ident = identity_key(data)
         if ident is not None and all(isinstance(item, dict) for item in raw):
             old_ids = [item.get(ident) for item in raw]
             new_ids = [item[ident] for item in data]
@@ -271,7 +271,9 @@ def _delete_keeping_comments(mapping: Any, key: Any) -> None:
         _attach_trailing_comment(mapping, keys[position - 1], token)
 
 
-def _identity_key(items: list[Any]) -> str | None:
+def identity_key(items: list[Any]) -> str | None:
+    """The key a merge matches this list's mappings by (``id``, else ``key``); None: the
+    list is not matched item by item."""
     for key in ("id", "key"):
         if items and all(isinstance(i, dict) and key in i for i in items):
             return key

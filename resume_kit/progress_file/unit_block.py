@@ -318,7 +318,9 @@ class _Emitter:
                 and len(old) == len(new)
                 and all(map(_same, old, new))
             )
-            if not kept and any(all(k in item for item in new) for k in ("id", "key")):
+            from resume_kit.progress_file.roundtrip import identity_key
+
+            if not kept and identity_key(new) is not None:
                 raise _Unsure
         w.put("\n")
         prefix = " " * (indent + self.dash) + "- "
