@@ -240,6 +240,7 @@ def measure_commands(ws: workspaces.Workspace, rounds: int) -> dict[str, Series]
 
     # The brief rows measure the full build; the "nothing changed" row the served brief.
     built = dict(env, RESUME_KIT_NO_FASTPATH="1")
+    debug = dict(env, RESUME_KIT_DEBUG_FASTPATH="1")  # the served path says what it did
 
     def cli(*args: str) -> Callable[[], Sample]:
         return lambda: spawn([*CLI, *args], root, built if args[:1] == ("brief",) else env)
@@ -254,7 +255,6 @@ def measure_commands(ws: workspaces.Workspace, rounds: int) -> dict[str, Series]
     def unchanged_brief() -> Sample:
         """A brief right after a brief (untimed, it stores the receipt): the second is served
         (checked: the debug line says so; the line is the only difference it makes)."""
-        debug = dict(env, RESUME_KIT_DEBUG_FASTPATH="1")
         for _ in range(3):  # the brief's ages may have moved on between the two: again
             spawn([*CLI, "brief"], root, env)
             try:
@@ -284,7 +284,6 @@ def measure_commands(ws: workspaces.Workspace, rounds: int) -> dict[str, Series]
         # The next session starts a moment after the turn ended: files written within
         # fastpath.RACY_NS of a build are never trusted to a receipt, so it would not be stored.
         time.sleep(2 * RACY_NS / 1e9)
-        debug = dict(env, RESUME_KIT_DEBUG_FASTPATH="1")
         return spawn([*CLI, "brief"], root, debug, stderr_has="fastpath: stored the brief")
 
     tasks = {
