@@ -172,6 +172,30 @@ def test_the_history_copy_never_lands_in_a_symlinked_history_folder(
     assert listing(isolated_home) == before
 
 
+def test_committed_history_names_neither_stop_a_write_nor_leave_the_folder(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    """A clone ships copies in ``.resume-kit/history`` named as resume-kit names them, one
+    with no real date in it and one a FIFO: the victim's next write keeps its history copy
+    in that folder, never opens the FIFO, and the bogus name does not stop it."""
+    plant_user_secrets(isolated_home)
+    clone = hostile_clone(
+        tmp_path,
+        {
+            ".resume-kit/progress.yaml": PROGRESS,
+            ".resume-kit/history/progress-20261399T999999-000000000.yaml": "not a date\n",
+        },
+    )
+    history = clone / ".resume-kit" / "history"
+    os.mkfifo(history / "progress-20260101T000000-000000001.yaml")
+    before = listing(isolated_home)
+    result = run_user("add", "More", "--verify", "true", cwd=clone, env=TRUST_ALL)
+    assert result.code == 0, result.stderr
+    names = sorted(p.name for p in history.iterdir())
+    assert len(names) == 3 and "progress-20261399T999999-000000000.yaml" in names
+    assert listing(isolated_home) == before
+
+
 def test_a_symlinked_state_folder_is_refused_by_every_command(
     tmp_path: Path, isolated_home: Path
 ) -> None:
