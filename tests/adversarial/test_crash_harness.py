@@ -148,8 +148,14 @@ def pid_exit_wait(pid: int, deadline_s: float) -> bool:
 
 
 def processes_in(root: Path) -> list[int]:
-    """Live processes (not zombies) whose working directory is ``root`` or inside it."""
-    real = os.path.realpath(root)
+    """Live processes (not zombies) working in ``root``: their working directory is ``root``
+    or inside it, or an argument names it. The detached post-commit snapshot runs from ``/``
+    with ``--repo <root>``: between its git calls only its arguments tie it to ``root``."""
+    places = {os.path.realpath(root), os.path.abspath(root)}
+
+    def inside(path: str) -> bool:
+        return any(path == place or path.startswith(place + "/") for place in places)
+
     found = []
     for name in os.listdir("/proc"):
         if not name.isdigit() or int(name) == os.getpid():
@@ -158,11 +164,13 @@ def processes_in(root: Path) -> list[int]:
             cwd = os.readlink(f"/proc/{name}/cwd")
             with open(f"/proc/{name}/stat", "rb") as handle:
                 state = handle.read().rsplit(b")", 1)[1].split()[0]
+            with open(f"/proc/{name}/cmdline", "rb") as handle:
+                args = os.fsdecode(handle.read()).split("\0")
         except (OSError, IndexError):
             continue
         if state in (b"Z", b"X"):
             continue
-        if cwd == real or cwd.startswith(real + "/"):
+        if inside(cwd) or any(inside(arg) for arg in args):
             found.append(int(name))
     return found
 
