@@ -16,14 +16,16 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from resume_kit.core.lazy_regex import lazy
+
 # Plain scalars ruamel.yaml (YAML 1.2) resolves to something other than a string (so it quotes
 # them): its implicit resolvers, each tried only for the first characters it is registered for.
 _DIGITS = "0123456789"
 _RESOLVED_12: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("tTfF", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")),
+    ("tTfF", lazy(r"^(?:true|True|TRUE|false|False|FALSE)$")),
     (
         "-+." + _DIGITS,
-        re.compile(
+        lazy(
             r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
             |[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
             |[-+]?\.[0-9_]+(?:[eE][-+][0-9]+)?
@@ -34,13 +36,13 @@ _RESOLVED_12: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
     (
         "-+" + _DIGITS,
-        re.compile(r"^(?:[-+]?0b[0-1_]+|[-+]?0o?[0-7_]+|[-+]?[0-9_]+|[-+]?0x[0-9a-fA-F_]+)$"),
+        lazy(r"^(?:[-+]?0b[0-1_]+|[-+]?0o?[0-7_]+|[-+]?[0-9_]+|[-+]?0x[0-9a-fA-F_]+)$"),
     ),
-    ("<", re.compile(r"^(?:<<)$")),
-    ("~nN", re.compile(r"^(?:~|null|Null|NULL)$")),
+    ("<", lazy(r"^(?:<<)$")),
+    ("~nN", lazy(r"^(?:~|null|Null|NULL)$")),
     (
         _DIGITS,
-        re.compile(
+        lazy(
             r"""^(?:[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]
             |[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?
             (?:[Tt]|[ \t]+)[0-9][0-9]?:[0-9][0-9]:[0-9][0-9](?:\.[0-9]*)?
@@ -48,8 +50,8 @@ _RESOLVED_12: tuple[tuple[str, re.Pattern[str]], ...] = (
             re.VERBOSE,
         ),
     ),
-    ("=", re.compile(r"^(?:=)$")),
-    ("!&*", re.compile(r"^(?:!|&|\*)$")),
+    ("=", lazy(r"^(?:=)$")),
+    ("!&*", lazy(r"^(?:!|&|\*)$")),
 )
 
 
@@ -59,7 +61,7 @@ def _resolves_12(text: str) -> bool:
 
 # What YAML 1.1 (PyYAML, which reads the file back) might take for a bool or a number, with a
 # wide margin: ruamel writes these plain, libyaml would not read a string back.
-_RESOLVED_11 = re.compile(
+_RESOLVED_11 = lazy(
     r"^(?:[yYnN]|yes|Yes|YES|no|No|NO|on|On|ON|off|Off|OFF|[-+]?[0-9._][0-9_:.eE+-]*"
     r"|[-+]?\.[A-Za-z]+)$"
 )
