@@ -128,7 +128,8 @@ def _isatty(stream: Any) -> bool:
 
 
 def receipt_path(request: dict[str, Any], cwd: str) -> str:
-    from resume_kit.infra.cachedir import sha256_hex, user_cache_root
+    from resume_kit.core.digest import sha256_hex
+    from resume_kit.infra.cachedir import user_cache_root
 
     material = f"{cwd}\0{sorted(request.items())!r}".encode("utf-8", "surrogateescape")
     name = sha256_hex(material)
@@ -207,7 +208,7 @@ def _read_receipt(path: str) -> dict[str, Any] | None:
 def encode_receipt(receipt: dict[str, Any]) -> bytes:
     import marshal
 
-    from resume_kit.infra.cachedir import sha256_hex
+    from resume_kit.core.digest import sha256_hex
 
     payload = marshal.dumps(receipt)
     return RECEIPT_MAGIC + sha256_hex(payload).encode("ascii") + b"\n" + payload
@@ -217,7 +218,7 @@ def decode_receipt(data: bytes) -> dict[str, Any] | None:
     """The receipt in ``data``; None unless it is whole (its checksum matches) and plain data."""
     import marshal
 
-    from resume_kit.infra.cachedir import sha256_hex
+    from resume_kit.core.digest import sha256_hex
 
     head = len(RECEIPT_MAGIC)
     if not data.startswith(RECEIPT_MAGIC) or data[head + 64 : head + 65] != b"\n":
@@ -300,7 +301,7 @@ def _check(receipt: dict[str, Any], request: dict[str, Any], cwd: str) -> str | 
     output, ok = _collect(child)
     if not ok:
         return "git status failed"
-    from resume_kit.infra.cachedir import sha256_hex
+    from resume_kit.core.digest import sha256_hex
 
     if sha256_hex(output) != status["sha256"]:
         hand_over_status(status["cwd"], status["argv"], started_ns, _Finished(output))
@@ -655,7 +656,7 @@ class Recording:
         # a filter driver added since would otherwise run (the argv overrides only the old ones)
         config_deps = [dep for dep in deps if dep[0] in configs]
         deps = [dep for dep in deps if dep[0] not in configs]
-        from resume_kit.infra.cachedir import sha256_hex
+        from resume_kit.core.digest import sha256_hex
 
         ages_steady, until, created = self.steadiness
         if created is None:

@@ -10,9 +10,9 @@ and ``extends`` load only resume-kit's shipped templates (resume_kit.brief.rende
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
+from resume_kit.core.digest import sha256
 from resume_kit.core.light_dataclass import dataclass
 from resume_kit.infra.errors import ResumeKitError
 
@@ -53,4 +53,4 @@ def find(root: Path) -> RepoTemplate | None:
         source = data.decode("utf-8")
     except UnicodeDecodeError:
         raise _refused("is not UTF-8 text") from None
-    return RepoTemplate(REL_PATH, source, hashlib.sha256(data).hexdigest())
+    return RepoTemplate(REL_PATH, source, sha256(data).hexdigest())

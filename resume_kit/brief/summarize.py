@@ -15,7 +15,6 @@ unchanged workspace makes no call.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import importlib.util
 import json
 import os
@@ -24,6 +23,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from resume_kit.core.digest import sha256
 from resume_kit.core.inert import clip
 from resume_kit.core.light_dataclass import dataclass
 from resume_kit.infra.redact import redact
@@ -244,7 +244,7 @@ def build_request(inputs: SummaryInputs, model: str) -> dict[str, Any]:
 
 def request_digest(request: Mapping[str, Any]) -> str:
     canonical = json.dumps(request, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    return sha256(canonical.encode("utf-8")).hexdigest()
 
 
 def _clip(text: str, limit: int) -> str:

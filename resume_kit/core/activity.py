@@ -38,9 +38,11 @@ def call_signature(tool: str, tool_input: object) -> str:
         text = json.dumps(tool_input, sort_keys=True, ensure_ascii=False, default=str)
     except (TypeError, ValueError, RecursionError):
         text = repr(tool_input)
-    import hashlib  # not at the top: the served hook brief imports this module, never these
+    from resume_kit.core.digest import (
+        sha256,  # not at the top: the served hook brief imports this module, never these
+    )
 
-    return hashlib.sha256(f"{tool}\0{text}".encode()).hexdigest()[:16]
+    return sha256(f"{tool}\0{text}".encode()).hexdigest()[:16]
 
 
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
@@ -49,9 +51,9 @@ _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 def result_signature(text: str) -> str:
     """A failure's identity: numbers (times, ids, line counts) and white space do not count."""
     normal = " ".join(_NUMBER.sub("0", text).split())
-    import hashlib
+    from resume_kit.core.digest import sha256
 
-    return hashlib.sha256(normal.encode()).hexdigest()[:16]
+    return sha256(normal.encode()).hexdigest()[:16]
 
 
 def repeated(

@@ -15,12 +15,12 @@ targets earlier in the chain kept), after secret redaction by the caller-supplie
 from __future__ import annotations
 
 import fnmatch
-import hashlib
 import itertools
 import re
 import shlex
 from collections.abc import Callable, Iterable, Sequence
 
+from resume_kit.core.digest import sha256
 from resume_kit.core.lazy_regex import lazy
 from resume_kit.core.light_dataclass import dataclass
 
@@ -58,7 +58,7 @@ class Match:
         return " ; ".join([*(f"cd {d}" for d in self.context), body])
 
     def key(self, redact: Callable[[str], str] = lambda s: s) -> str:
-        digest = hashlib.sha256(redact(self.normalised()).encode("utf-8")).hexdigest()
+        digest = sha256(redact(self.normalised()).encode("utf-8")).hexdigest()
         return f"{self.rule}-{digest[:10]}"
 
     def shown(self, redact: Callable[[str], str] = lambda s: s) -> str:

@@ -12,8 +12,9 @@ import os
 from pathlib import Path
 
 from resume_kit.core.activity import Activity, CallRecord, Limits, MeterEvent
+from resume_kit.core.digest import sha256_hex
 from resume_kit.core.light_dataclass import asdict
-from resume_kit.infra.cachedir import ensure_private, sha256_hex, user_cache_root
+from resume_kit.infra.cachedir import ensure_private, user_cache_root
 
 TYPE_CHECKING = False  # typing costs milliseconds on the served hook brief; mypy reads the guard
 if TYPE_CHECKING:

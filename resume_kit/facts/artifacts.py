@@ -15,12 +15,12 @@ artifact itself included) is never looked at: it is left out with a note.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import stat
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
+from resume_kit.core.digest import sha256
 from resume_kit.infra.paths import as_posix
 
 if TYPE_CHECKING:
@@ -41,7 +41,7 @@ def content_hash(path: Path, size: int) -> str:
     """Full SHA-256 hex for files up to 64 MiB; ``sampled:<hex>`` (see module doc) above."""
     from resume_kit.infra.safefs import open_regular
 
-    digest = hashlib.sha256()
+    digest = sha256()
     with open_regular(path) as handle:
         if size <= FULL_HASH_LIMIT:
             for block in iter(lambda: handle.read(_BLOCK), b""):

@@ -9,7 +9,6 @@ gets the hash of the empty list. Paths are relative to the work tree root, ``.gi
 from __future__ import annotations
 
 import glob
-import hashlib
 import json
 import os
 import stat
@@ -17,6 +16,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from resume_kit.core.digest import sha256
 from resume_kit.model.globs import glob_regex
 
 if TYPE_CHECKING:
@@ -31,7 +31,7 @@ def file_digest(path: Path, cache: HashCache | None = None) -> str:
     with ``cache``, a regular file whose stat data is unchanged is not read again."""
     from resume_kit.infra.safefs import open_regular
 
-    digest = hashlib.sha256()
+    digest = sha256()
     if cache is not None:
         info = os.lstat(path)
         if stat.S_ISREG(info.st_mode):
@@ -143,7 +143,7 @@ def _digest_or_missing(full: str, cache: HashCache | None) -> str:
     try:
         if stat.S_ISLNK(info.st_mode):
             link = os.fsencode(os.readlink(full))
-            return hashlib.sha256(b"symlink:" + link).hexdigest()
+            return sha256(b"symlink:" + link).hexdigest()
         if cache is not None:
             return cache.digest(full, info)
         return file_digest(Path(full))
@@ -173,4 +173,4 @@ def fingerprint(
         full = inside(base, rel, memo)
         entries[rel] = MISSING if full is None else _digest_or_missing(full, cache)
     canonical = json.dumps(sorted(entries.items()), separators=(",", ":"), ensure_ascii=False)
-    return "sha256:" + hashlib.sha256(canonical.encode("utf-8", "surrogateescape")).hexdigest()
+    return "sha256:" + sha256(canonical.encode("utf-8", "surrogateescape")).hexdigest()

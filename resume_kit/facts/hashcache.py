@@ -13,11 +13,12 @@ damaged or unwritable file just means hashing again.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import time
 from pathlib import Path
+
+from resume_kit.core.digest import sha256
 
 FORMAT = 1
 MAX_CACHE_BYTES = 256 * 1024 * 1024
@@ -30,7 +31,7 @@ def sha256_file(path: str) -> str:
     (a FIFO or a device raises ``NotARegularFile``, an ``OSError``)."""
     from resume_kit.infra.safefs import open_regular
 
-    digest = hashlib.sha256()
+    digest = sha256()
     with open_regular(path) as handle:
         for block in iter(lambda: handle.read(_BLOCK), b""):
             digest.update(block)

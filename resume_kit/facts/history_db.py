@@ -94,7 +94,7 @@ def history_root() -> Path:
 
 
 def db_path(root: str, git_common_dir: str) -> Path:
-    from resume_kit.infra.cachedir import sha256_hex
+    from resume_kit.core.digest import sha256_hex
 
     key = sha256_hex(f"{root}\0{git_common_dir}".encode("utf-8", "surrogateescape"))[:32]
     return history_root() / f"{key}.sqlite3"

@@ -8,7 +8,6 @@ before it. On the post-commit hook path: stdlib only at import.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -16,6 +15,7 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
+from resume_kit.core.digest import sha256
 from resume_kit.infra.paths import Layout
 from resume_kit.infra.store import atomic_write, ensure_gitignore, prune
 from resume_kit.model.facts import Snapshot, parse_snapshot
@@ -43,7 +43,7 @@ def canonical_bytes(snapshot: Mapping[str, object]) -> bytes:
 
 
 def compute_checksum(snapshot: Mapping[str, object]) -> str:
-    return "sha256:" + hashlib.sha256(canonical_bytes(snapshot)).hexdigest()
+    return "sha256:" + sha256(canonical_bytes(snapshot)).hexdigest()
 
 
 def _top_level_lines(snapshot: Mapping[str, object]) -> str:

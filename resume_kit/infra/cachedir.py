@@ -32,24 +32,13 @@ def user_cache_root() -> str:
     return os.path.join(base, APP)
 
 
-def sha256_hex(data: bytes) -> str:
-    """SHA-256 from CPython's built-in module where there is one: ``hashlib`` loads OpenSSL
-    first, about 2.5 ms on every commit; ``importlib`` (with ``warnings``) another ~1 ms, so
-    the names are top-level modules imported with the builtin ``__import__``."""
-    for name in ("_sha256", "_sha2", "hashlib"):  # 3.11, 3.12+, anywhere
-        try:
-            module = __import__(name)
-        except ImportError:
-            continue
-        return str(module.sha256(data).hexdigest())
-    raise ImportError("no SHA-256")  # pragma: no cover - hashlib always exists
-
-
 def worktree_cache(root: str, git_common_dir: str) -> str:
     """The cache folder of the work tree at ``root`` (a real path): keyed by a hash of the
     root and of the git common dir, so linked worktrees and a new clone at an old path never
     share one."""
     material = f"{root}\0{git_common_dir}".encode("utf-8", "surrogateescape")
+    from resume_kit.core.digest import sha256_hex
+
     key = sha256_hex(material)[:32]
     return os.path.join(user_cache_root(), "worktrees", key)
 

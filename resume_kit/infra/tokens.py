@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import binascii
 import contextlib
-import hashlib
 import itertools
 import os
 import threading
@@ -37,6 +36,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from resume_kit.core.digest import sha256
 from resume_kit.infra.errors import ResumeKitError
 
 ENCODING_NAME = "cl100k_base"
@@ -111,7 +111,7 @@ def verified_data(path: Path) -> bytes:
     from resume_kit.infra.safefs import read_regular
 
     data = read_regular(path, _DATA_FILE_LIMIT, follow=True)
-    digest = hashlib.sha256(data).hexdigest()
+    digest = sha256(data).hexdigest()
     if digest != CL100K_SHA256:
         raise ValueError(
             f"{path} has SHA-256 {digest}, not cl100k_base's published {CL100K_SHA256}"
@@ -141,7 +141,7 @@ def pack_ranks(ranks: dict[bytes, int], source: str = CL100K_SHA256) -> bytes | 
         + bytes(len(token) for token, _ in ordered)
         + b"".join(token for token, _ in ordered)
     )
-    return _RANKS_MAGIC + bytes.fromhex(source) + hashlib.sha256(body).digest() + body
+    return _RANKS_MAGIC + bytes.fromhex(source) + sha256(body).digest() + body
 
 
 def unpack_ranks(data: bytes, source: str = CL100K_SHA256) -> dict[bytes, int] | None:
@@ -153,7 +153,7 @@ def unpack_ranks(data: bytes, source: str = CL100K_SHA256) -> dict[bytes, int] |
     if data[header : header + 32] != bytes.fromhex(source):
         return None
     digest, body = data[header + 32 : header + 64], data[header + 64 :]
-    if hashlib.sha256(body).digest() != digest:
+    if sha256(body).digest() != digest:
         return None
     count = int.from_bytes(body[:4], "big")
     lengths, blob = body[4 : 4 + count], body[4 + count :]
@@ -435,7 +435,7 @@ def count_tokens(text: str) -> int:
     (:data:`PIECES_CACHE_NAME`) is the sum of their counts, also without the encoding."""
     if not text:
         return 0
-    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    digest = sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
     known = _counted.get(digest)
     if known is None:
         known = _stored_counts().get(digest)

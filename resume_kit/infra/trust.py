@@ -16,13 +16,13 @@ never the command itself (it may hold a secret). Writes are atomic under a lock 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from resume_kit.core.digest import sha256
 from resume_kit.infra.store import FileLock, atomic_write
 
 if TYPE_CHECKING:
@@ -71,13 +71,13 @@ def approval_key(root: Path, command: str) -> str:
     """sha256 over a tag, the real root and the command, NUL-separated (no ambiguity; the tag
     keeps it apart from the older per-unit keys and the template keys)."""
     material = "\0".join(("command", _real_root(root), command))
-    return hashlib.sha256(material.encode("utf-8", "surrogateescape")).hexdigest()
+    return sha256(material.encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def legacy_approval_key(root: Path, unit_id: str, command: str) -> str:
     """The key approvals had before they followed the command text: (root, unit id, command)."""
     material = "\0".join((_real_root(root), unit_id, command))
-    return hashlib.sha256(material.encode("utf-8", "surrogateescape")).hexdigest()
+    return sha256(material.encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def _approved_in(approved: dict[str, Any], root: Path, unit_id: str, command: str) -> bool:
@@ -91,7 +91,7 @@ def template_key(root: Path, rel_path: str, digest: str) -> str:
     """sha256 over a tag, the real root, the template's relative path and its content's
     sha256; the tag keeps it apart from every command key (those start with the root)."""
     material = "\0".join(("template", _real_root(root), rel_path, digest))
-    return hashlib.sha256(material.encode("utf-8", "surrogateescape")).hexdigest()
+    return sha256(material.encode("utf-8", "surrogateescape")).hexdigest()
 
 
 MAX_TRUST_BYTES = 64 * 1024 * 1024

@@ -31,7 +31,7 @@ def compaction_event(hook_input: dict[str, object]) -> str | None:
 def session_marker(cache_root: str, folder: str, session_id: str) -> str:
     """The marker file of ``session_id`` in ``folder`` of the user's cache (a hash names it:
     the id comes from the agent's payload)."""
-    from resume_kit.infra.cachedir import sha256_hex
+    from resume_kit.core.digest import sha256_hex
 
     key = sha256_hex(session_id.encode("utf-8", "surrogateescape"))[:32]
     return os.path.join(cache_root, folder, key)

@@ -309,7 +309,8 @@ def post_commit_log(root: Path | str) -> Path:
     """Where the detached post-commit snapshot writes its stderr: the user's cache directory,
     one file per work tree (keyed by its real path), never inside the clone, where a committed
     symlink could aim the write at any file of the user's."""
-    from resume_kit.infra.cachedir import sha256_hex, user_cache_root
+    from resume_kit.core.digest import sha256_hex
+    from resume_kit.infra.cachedir import user_cache_root
 
     key = sha256_hex(os.fsencode(os.path.realpath(root)))[:16]
     return Path(user_cache_root()) / "post-commit" / f"{key}.log"

@@ -210,13 +210,13 @@ def id_from_title(title: str) -> str:
     """The one rule for a unit id made from a title (``add``, the importers): its slug, at
     most 48 characters; a title with letters but none of them Latin (``データ処理``) gets a
     short stable id instead, ``u-`` and 6 hex digits of the title's SHA-256."""
-    import hashlib
+    from resume_kit.core.digest import sha256
 
     words = " ".join(title.split())
     slug = slugify(words)[:ID_LENGTH].strip("-._")
     if slug and (re.search("[a-z]", slug) or not any(c.isalpha() for c in words)):
         return slug
-    return "u-" + hashlib.sha256(words.encode("utf-8", "surrogatepass")).hexdigest()[:6]
+    return "u-" + sha256(words.encode("utf-8", "surrogatepass")).hexdigest()[:6]
 
 
 def id_from_path(rel_path: str, prefix: str = "") -> str:

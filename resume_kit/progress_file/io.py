@@ -176,9 +176,9 @@ _CACHE_FORMAT = 1  # progress_file/cache_json.FORMAT
 
 
 def _digest(text: str) -> str:
-    import hashlib
+    from resume_kit.core.digest import sha256
 
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return sha256(text.encode("utf-8")).hexdigest()
 
 
 def progress_cache_file(layout: Layout) -> Path:

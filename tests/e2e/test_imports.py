@@ -265,6 +265,7 @@ SERVED_BRIEF = {
     "resume_kit.infra",
     "resume_kit.infra.deps",
     "resume_kit.infra.cachedir",
+    "resume_kit.core.digest",
     "resume_kit.infra.gitcmd",
     "resume_kit.infra.errors",
     "resume_kit.infra.messages",  # with RESUME_KIT_DEBUG_FASTPATH only

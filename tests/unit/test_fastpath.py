@@ -115,7 +115,7 @@ def test_a_receipt_of_another_shape_is_no_receipt(
 def test_a_receipt_holding_code_is_no_receipt() -> None:
     import marshal
 
-    from resume_kit.infra.cachedir import sha256_hex
+    from resume_kit.core.digest import sha256_hex
 
     receipt = {name: kind() for name, kind in fastpath.RECEIPT_TYPES.items()}
     assert fastpath.decode_receipt(fastpath.encode_receipt(receipt)) == receipt

@@ -55,7 +55,8 @@ def receipt_dir(layout: Any, in_repo: bool) -> Path:
         return checked
     from platformdirs import user_data_dir
 
-    from resume_kit.infra.cachedir import ensure_private, sha256_hex
+    from resume_kit.core.digest import sha256_hex
+    from resume_kit.infra.cachedir import ensure_private
 
     key = sha256_hex(f"{layout.root}\0{layout.git_common_dir}".encode())[:32]
     base = Path(user_data_dir("resume-kit", appauthor=False)) / "drills"
