@@ -12,6 +12,10 @@ the BSDs: the fallback, tested on Linux by forcing it) an interval timer checks 
 :data:`POLL_S` whether ``os.getppid()`` changed. Either way the test is ``getppid() !=
 PARENT_PID``: Linux also sends the signal when the parent *thread* that started us exits.
 
+Started ahead of its command (``PARENT_PID -``), it reads the command NUL-separated from
+standard input, so its start-up overlaps resume-kit's own work; end of file with no command:
+it exits 0.
+
 Exit status: the command's; killed by a signal, it is killed by the same signal. Run as a
 script with ``-I -S``: stdlib only, nothing from the work tree or site-packages.
 """
@@ -70,11 +74,28 @@ def stop_group(child: int, grace_s: float = GRACE_S) -> None:
     os.killpg(group, signal.SIGKILL)
 
 
+def command_from_stdin() -> list[bytes]:
+    """The command, NUL-separated on standard input until end of file (empty: none); standard
+    input is then /dev/null, for us and the command."""
+    chunks = []
+    while True:
+        chunk = os.read(0, 65536)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    data = b"".join(chunks)
+    return data.split(b"\0") if data else []
+
+
 def main(argv: list[str]) -> int:
     if len(argv) < 2 or not argv[0].isdigit():
-        sys.stderr.write("resume-kit supervisor: usage: PARENT_PID COMMAND [ARG...]\n")
+        sys.stderr.write("resume-kit supervisor: usage: PARENT_PID (COMMAND [ARG...] | -)\n")
         return 2
-    parent, command = int(argv[0]), argv[1:]
+    parent = int(argv[0])
+    command: list[str] | list[bytes] = argv[1:]
     child = 0
 
     def check(signum: int, frame: object) -> None:
@@ -86,6 +107,10 @@ def main(argv: list[str]) -> int:
         signal.setitimer(signal.ITIMER_REAL, POLL_S, POLL_S)
     if os.getppid() != parent:  # died before we could ask to be told
         return 1
+    if command == ["-"]:  # started ahead of its command (verify.prestart_supervisor)
+        command = command_from_stdin()
+        if not command:
+            return 0
     child = os.fork()
     if child == 0:
         signal.setitimer(signal.ITIMER_REAL, 0, 0)
@@ -94,7 +119,8 @@ def main(argv: list[str]) -> int:
             os.execvp(command[0], command)
         except OSError as exc:
             # a copy of messages.say: run by path with -I -S, resume_kit is not importable
-            sys.stderr.write(f"resume-kit: cannot run {command[0]}: {exc.strerror}\n")
+            name = os.fsdecode(command[0])
+            sys.stderr.write(f"resume-kit: cannot run {name}: {exc.strerror}\n")
         os._exit(127)
     _, status = os.waitpid(child, 0)
     signal.setitimer(signal.ITIMER_REAL, 0, 0)

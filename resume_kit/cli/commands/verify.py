@@ -164,9 +164,12 @@ def run(
     _require_verify(unit)
     if dry_run:
         return _dry_run(layout, [unit], json_out)
-    refuse_while_conflicted(layout, force)
-    require_approved(layout.root, [unit])
-    code, outcome = _verify_one(layout, unit, timeout_s, held)
+    from resume_kit.runner.verify import spare_supervisor
+
+    with spare_supervisor(layout.root):  # started now, it is ready when the command is
+        refuse_while_conflicted(layout, force)
+        require_approved(layout.root, [unit])
+        code, outcome = _verify_one(layout, unit, timeout_s, held)
     if code == EXIT_INTERRUPTED:
         return code
     if json_out:
