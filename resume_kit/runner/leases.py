@@ -313,12 +313,15 @@ def known_leases(layout: Layout) -> list[LeaseRef]:
     return read_leases(layout.root)
 
 
-def held_by_others(layout: Layout, clock: float | None = None) -> dict[str, Lease | None]:
-    """Units whose lease, as this clone knows it, someone else holds and has not let expire."""
+def held_by_others(
+    layout: Layout, clock: float | None = None, known: list[LeaseRef] | None = None
+) -> dict[str, Lease | None]:
+    """Units whose lease, as this clone knows it (``known``: :func:`known_leases` read just
+    now), someone else holds and has not let expire."""
     me = this_holder(layout)
     now = time.time() if clock is None else clock
     out: dict[str, Lease | None] = {}
-    for item in known_leases(layout):
+    for item in known_leases(layout) if known is None else known:
         since = first_seen(layout, item.ref, item.oid, now)
         if verdict(True, item.lease, me, now, since) == "held":
             out[item.unit] = item.lease
@@ -359,13 +362,16 @@ def leased_error(result: ClaimResult) -> ResumeKitError:
 
 
 @contextlib.contextmanager
-def renewing(layout: Layout, unit: str) -> Iterator[None]:
-    """While verify-next or run works on ``unit``: when this holder leases it, renew the lease
-    now and every third of its ttl, in a daemon thread; nothing when it holds no lease.
-    Fail-open: a renewal that cannot reach the remote is retried at the next tick."""
+def renewing(layout: Layout, unit: str, known: list[LeaseRef] | None = None) -> Iterator[None]:
+    """While verify-next or run works on ``unit``: when this holder leases it (``known``: as
+    :func:`known_leases` read just now), renew the lease now and every third of its ttl, in a
+    daemon thread; nothing when it holds no lease. Fail-open: a renewal that cannot reach the
+    remote is retried at the next tick."""
     import threading
 
-    mine = [i for i in known_leases(layout) if i.unit == unit and i.lease is not None]
+    if known is None:
+        known = known_leases(layout)
+    mine = [i for i in known if i.unit == unit and i.lease is not None]
     mine = [i for i in mine if i.lease is not None and i.lease.holder.same(this_holder(layout))]
     if not mine:
         yield
@@ -418,13 +424,18 @@ def release_done(layout: Layout, done: set[str]) -> list[str]:
 
 
 def pick_unleased(
-    layout: Layout, progress: Progress, unit_id: str | None, report: Callable[[str], None]
+    layout: Layout,
+    progress: Progress,
+    unit_id: str | None,
+    report: Callable[[str], None],
+    known: list[LeaseRef] | None = None,
 ) -> Unit | None:
-    """``pick_next`` past the units someone else leases, each skipped one reported; exit 5
-    when ``unit_id`` names a unit someone else leases."""
+    """``pick_next`` past the units someone else leases (``known``: as :func:`known_leases`
+    read just now), each skipped one reported; exit 5 when ``unit_id`` names a unit someone
+    else leases."""
     from resume_kit.model.progress import pick_next, ready_units
 
-    leased = held_by_others(layout)
+    leased = held_by_others(layout, known=known)
     if unit_id is not None:
         if unit_id in leased:
             progress.require_unit(unit_id)
@@ -445,13 +456,18 @@ def verify_leased(
     stop: Any,
     on_tick: Any,
     txn: Any = None,
+    known: list[LeaseRef] | None = None,
 ) -> Outcome:
     """``verify_unit`` with this holder's lease on the unit renewed meanwhile and released
     once the pass is recorded (the line saying so goes to ``report``). ``txn``: the progress
-    transaction to record with (default :func:`resume_kit.progress_file.io.transaction`)."""
+    transaction to record with (default :func:`resume_kit.progress_file.io.transaction`);
+    ``known``: :func:`known_leases` read just now. When no lease on the unit was known at the
+    start, none is looked for at the end (a lease this holder took meanwhile expires)."""
     from resume_kit.runner.verify import verify_unit
 
-    with renewing(layout, unit.id):
+    if known is None:
+        known = known_leases(layout)
+    with renewing(layout, unit.id, known):
         if txn is None:
             outcome = verify_unit(layout, unit, timeout_s, stop=stop, on_tick=on_tick)
         else:
@@ -459,6 +475,7 @@ def verify_leased(
     if (
         outcome.recorded
         and outcome.result.passed
+        and any(item.unit == unit.id for item in known)
         and (freed := release_after_pass(layout, unit.id))
     ):
         report(freed)

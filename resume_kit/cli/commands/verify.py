@@ -21,9 +21,10 @@ from resume_kit.infra.errors import (
     ResumeKitError,
 )
 from resume_kit.runner.conflicts import refuse_while_conflicted
-from resume_kit.runner.leases import pick_unleased, verify_leased
+from resume_kit.runner.leases import known_leases, pick_unleased, verify_leased
 
 if TYPE_CHECKING:
+    from resume_kit.facts.leases import LeaseRef
     from resume_kit.infra.paths import Layout
     from resume_kit.model.progress import Progress, Unit
     from resume_kit.progress_file.io import Reusing
@@ -49,13 +50,19 @@ def _exit_code(outcome: Outcome) -> int:
     return EXIT_VERIFY_FAILED
 
 
-def _verify_one(layout: Layout, unit: Unit, timeout_s: float, held: Reusing) -> tuple[int, Outcome]:
+def _verify_one(
+    layout: Layout,
+    unit: Unit,
+    timeout_s: float,
+    held: Reusing,
+    leases: list[LeaseRef] | None = None,
+) -> tuple[int, Outcome]:
     from resume_kit.cli.display.unit import unit_display
     from resume_kit.runner.signal_guard import signal_guard
 
     with signal_guard() as signals, unit_display(unit) as display:
         outcome = verify_leased(
-            layout, unit, timeout_s, info, signals.kill, display.tick, held.transaction
+            layout, unit, timeout_s, info, signals.kill, display.tick, held.transaction, leases
         )
     if outcome.result.interrupted:
         say(f"interrupted: stopped {unit.id}; nothing was marked")
@@ -156,7 +163,8 @@ def run(
         code = _run_stale(layout, progress, held, timeout_s, dry_run, json_out)
         _refresh_aider_brief(layout)
         return code
-    unit = pick_unleased(layout, progress, unit_id, say)
+    leases = known_leases(layout)  # read once: picking, renewing, releasing
+    unit = pick_unleased(layout, progress, unit_id, say, leases)
     if unit is None:
         if json_out:
             print_json({"unit": None, "next": None})
@@ -169,7 +177,7 @@ def run(
     with spare_supervisor(layout.root):  # started now, it is ready when the command is
         refuse_while_conflicted(layout, force)
         require_approved(layout.root, [unit])
-        code, outcome = _verify_one(layout, unit, timeout_s, held)
+        code, outcome = _verify_one(layout, unit, timeout_s, held, leases)
     if code == EXIT_INTERRUPTED:
         return code
     if json_out:
