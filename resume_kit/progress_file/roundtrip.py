@@ -79,49 +79,50 @@ def action_data(action: Action) -> dict[str, Any]:
     return data
 
 
+def unit_data(unit: Unit) -> dict[str, Any]:
+    """The plain data one unit writes (see :func:`to_data`)."""
+    data: dict[str, Any] = {"id": unit.id, "title": unit.title, "status": unit.status}
+    if unit.verify is not None:
+        data["verify"] = unit.verify
+    for key in ("files", "artifacts", "after"):
+        if getattr(unit, key):
+            data[key] = list(getattr(unit, key))
+    if unit.parallel:
+        data["parallel"] = True
+    if unit.side_effects:
+        data["side_effects"] = True
+    for key in ("group", "notes", "blocked_reason"):
+        if getattr(unit, key) is not None:
+            data[key] = getattr(unit, key)
+    if unit.evidence is not None:
+        ev = unit.evidence
+        data["evidence"] = {
+            "verified_at": ev.verified_at,
+            "commit": ev.commit,
+            "dirty": ev.dirty,
+            "fingerprint": ev.fingerprint,
+            "duration_s": ev.duration_s,
+        }
+        if ev.log is not None:
+            data["evidence"]["log"] = ev.log
+    if unit.last_failure is not None:
+        lf = unit.last_failure
+        data["last_failure"] = {
+            "at": lf.at,
+            "exit_code": lf.exit_code,
+            "signature": lf.signature,
+            "repeats": lf.repeats,
+            "excerpt": lf.excerpt,
+        }
+        if lf.state is not None:
+            data["last_failure"]["state"] = lf.state
+        if lf.reruns:
+            data["last_failure"]["reruns"] = lf.reruns
+    return data
+
+
 def to_data(progress: Progress) -> dict[str, Any]:
     """The plain data a Progress writes, in SPEC key order, empty optional keys left out."""
-
-    def unit_data(unit: Unit) -> dict[str, Any]:
-        data: dict[str, Any] = {"id": unit.id, "title": unit.title, "status": unit.status}
-        if unit.verify is not None:
-            data["verify"] = unit.verify
-        for key in ("files", "artifacts", "after"):
-            if getattr(unit, key):
-                data[key] = list(getattr(unit, key))
-        if unit.parallel:
-            data["parallel"] = True
-        if unit.side_effects:
-            data["side_effects"] = True
-        for key in ("group", "notes", "blocked_reason"):
-            if getattr(unit, key) is not None:
-                data[key] = getattr(unit, key)
-        if unit.evidence is not None:
-            ev = unit.evidence
-            data["evidence"] = {
-                "verified_at": ev.verified_at,
-                "commit": ev.commit,
-                "dirty": ev.dirty,
-                "fingerprint": ev.fingerprint,
-                "duration_s": ev.duration_s,
-            }
-            if ev.log is not None:
-                data["evidence"]["log"] = ev.log
-        if unit.last_failure is not None:
-            lf = unit.last_failure
-            data["last_failure"] = {
-                "at": lf.at,
-                "exit_code": lf.exit_code,
-                "signature": lf.signature,
-                "repeats": lf.repeats,
-                "excerpt": lf.excerpt,
-            }
-            if lf.state is not None:
-                data["last_failure"]["state"] = lf.state
-            if lf.reruns:
-                data["last_failure"]["reruns"] = lf.reruns
-        return data
-
     data: dict[str, Any] = {
         "schema_version": progress.schema_version,
         "goal": progress.goal,

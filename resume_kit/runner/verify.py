@@ -769,6 +769,7 @@ def record(
                 result, current.last_failure, timeout_s, command, state=attempt
             )
             outcome.failure = current.last_failure
+        doc.changed_only(unit.id)
         outcome.recorded = True
     return outcome
 

@@ -66,3 +66,24 @@ def test_a_later_change_on_disk_is_seen_by_the_report(layout: Any) -> None:
     layout.progress.write_text(text)
     assert held.load(layout) is not saved
     assert held.load(layout).progress.goal == "changed by hand"
+
+
+def test_a_change_in_one_unit_said_so_writes_what_the_whole_model_writes(layout: Any) -> None:
+    """record() says which unit it changed (ProgressDoc.changed_only): the other units' data is
+    taken as loaded, and the file and the data are what making it all again gives."""
+    from resume_kit.progress_file.roundtrip import to_data
+
+    with transaction(layout) as doc:
+        unit = doc.progress.units[1]
+        unit.status = "done"
+        unit.notes = "checked"
+        doc.changed_only("b")
+        said = doc.changed_data()
+        assert said == to_data(doc.progress)
+        assert said["units"][0] is doc.data["units"][0]  # not made again
+        doc.changed_only("b")
+    assert load(layout).data == said
+    with transaction(layout) as doc:
+        doc.changed_only("no-such-unit")  # a hint that names nothing: the whole model
+        doc.progress.units[0].notes = "n"
+        assert doc.changed_data() == to_data(doc.progress)
