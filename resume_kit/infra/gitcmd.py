@@ -70,10 +70,20 @@ _FILTER_KEYS = ("clean", "smudge", "process")
 _GLOBAL_WITH_VALUE = frozenset({"-c", "-C", "--git-dir", "--work-tree", "--namespace"})
 
 
+# How the person's git reads pathspecs: ours are written for the default (the `:(exclude)` magic
+# included), so these go for our own git commands; a verify command keeps them.
+_PATHSPEC_VARS = (
+    "GIT_LITERAL_PATHSPECS",
+    "GIT_GLOB_PATHSPECS",
+    "GIT_NOGLOB_PATHSPECS",
+    "GIT_ICASE_PATHSPECS",
+)
+
+
 def clean_git_env(base: dict[str, str] | None = None) -> dict[str, str]:
     """A copy of the environment with leaked repository variables removed."""
     env = dict(os.environ if base is None else base)
-    for name in LEAKED_GIT_VARS:
+    for name in (*LEAKED_GIT_VARS, *_PATHSPEC_VARS):
         env.pop(name, None)
     env["GIT_OPTIONAL_LOCKS"] = "0"
     env.setdefault("LC_ALL", "C")

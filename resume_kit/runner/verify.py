@@ -582,10 +582,22 @@ def error_excerpt(output_tail: str, command: str | None = None) -> list[str]:
 # --------------------------------------------------------------------------- evidence
 
 
-def head_and_dirty(root: Path) -> tuple[str | None, bool]:
+# An index larger than this (about 10,000 files) is asked in steps that can stop early.
+SPLIT_INDEX_BYTES = 1 << 20
+
+
+def head_and_dirty(
+    root: Path, index: Path | None = None, split_above: int = SPLIT_INDEX_BYTES
+) -> tuple[str | None, bool]:
     """HEAD's commit and whether tracked files outside ``.resume-kit/`` differ from HEAD (index
-    or work tree), from one git process (``# branch.oid`` of ``status --branch``): one spawn
-    less per checkpoint, which is much of what ``resume-kit run`` adds per unit."""
+    or work tree). A small repository is asked in one git process (``# branch.oid`` of
+    ``status --branch``): one spawn less per checkpoint, which is much of what ``resume-kit
+    run`` adds per unit. When the ``index`` file is over ``split_above`` bytes, in steps
+    (:func:`_dirty_in_steps`) that skip the work tree when the index already differs."""
+    if index is not None and split_above < _size(index):
+        stepped = _dirty_in_steps(root)
+        if stepped is not None:
+            return stepped
     from resume_kit.facts.git import iter_status_v2
     from resume_kit.infra.gitcmd import run_git_bytes
     from resume_kit.infra.paths import STATE_DIR
@@ -608,6 +620,35 @@ def head_and_dirty(root: Path) -> tuple[str | None, bool]:
     return headers["oid"], dirty
 
 
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _dirty_in_steps(root: Path) -> tuple[str, bool] | None:
+    """:func:`head_and_dirty` as HEAD, then ``diff --quiet --cached HEAD`` (the index against
+    HEAD's tree: ~25 ms on 100,000 files, where status takes ~250 ms), then only when that
+    finds nothing ``diff --quiet`` (the work tree against the index), both outside
+    ``.resume-kit/``; None when git cannot say (no commit yet): then status decides."""
+    from resume_kit.infra.gitcmd import run_git_bytes
+    from resume_kit.infra.paths import STATE_DIR
+
+    code, out, _ = run_git_bytes(root, "rev-parse", "--verify", "-q", "HEAD", check=False)
+    head = out.decode("ascii", "replace").strip()
+    if code != 0 or not head:
+        return None
+    outside = ("--", ".", f":(exclude){STATE_DIR}")
+    for args in (("--cached", head), ()):
+        code, _, _ = run_git_bytes(root, "diff", "--quiet", *args, *outside, check=False)
+        if code not in (0, 1):
+            return None
+        if code == 1:
+            return head, True
+    return head, False
+
+
 @dataclass
 class WorkspaceState:
     commit: str | None
@@ -615,10 +656,11 @@ class WorkspaceState:
     fingerprint: str
 
 
-def workspace_state(root: Path, unit: Unit) -> WorkspaceState:
+def workspace_state(root: Path, unit: Unit, index: Path | None = None) -> WorkspaceState:
+    """HEAD, the dirty flag and the unit's fingerprint; ``index``: the git index file."""
     from resume_kit.facts.fingerprint import fingerprint
 
-    commit, dirty = head_and_dirty(root)
+    commit, dirty = head_and_dirty(root, index)
     return WorkspaceState(
         commit=commit,
         dirty=dirty,
@@ -826,7 +868,7 @@ def verify_unit(
     if result.interrupted:
         return Outcome(unit_id=unit.id, command=command, result=result, log=log, recorded=False)
     # Facts about the workspace are taken as the command left it, before waiting for the lock.
-    state = workspace_state(layout.root, unit) if result.passed else None
+    state = workspace_state(layout.root, unit, layout.git_dir / "index") if result.passed else None
     attempt = None if result.passed else attempt_state(layout.root, unit)
     outcome = record(
         layout, unit, command, result, state, log, timeout_s, txn=txn, start=start, attempt=attempt

@@ -68,6 +68,8 @@ def test_the_dirty_flag_is_what_the_whole_status_says(repo: Path, change: str) -
     CHANGES[change](repo)
     expected = whole_status(repo)
     assert head_and_dirty(repo) == expected
+    # a big index is asked in steps (diff --cached HEAD, then diff): the same answer
+    assert head_and_dirty(repo, repo / ".git" / "index", split_above=0) == expected
     assert expected[1] == (
         change not in ("clean", "untracked only", "state file changed")
     )  # the cases differ
@@ -78,3 +80,17 @@ def test_before_the_first_commit(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_text("a\n")
     git(tmp_path, "add", "a.py")
     assert head_and_dirty(tmp_path) == whole_status(tmp_path) == (None, True)
+    index = tmp_path / ".git" / "index"
+    assert head_and_dirty(tmp_path, index, split_above=0) == (None, True)  # status decides
+
+
+def test_literal_pathspecs_in_the_environment_change_nothing(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The stepped check excludes .resume-kit/ with pathspec magic, which
+    GIT_LITERAL_PATHSPECS would turn into a file name: our git commands run without it."""
+    _commit_state_file(repo)
+    CHANGES["state file changed"](repo)
+    monkeypatch.setenv("GIT_LITERAL_PATHSPECS", "1")
+    head = whole_status(repo)[0]
+    assert head_and_dirty(repo, repo / ".git" / "index", split_above=0) == (head, False)
