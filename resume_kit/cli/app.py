@@ -125,7 +125,10 @@ def main(argv: "list[str] | None" = None, *, fast_start: bool = True) -> None:
     if args[:1] == ["brief"]:  # nothing changed since the previous brief: print it (stdlib only)
         from resume_kit.brief.fastpath import serve
 
-        served = serve(args)
+        try:
+            served = serve(args)
+        except KeyboardInterrupt:
+            sys.exit(130)  # as typer's main ends an interrupted built brief: nothing printed
         if served is not None:
             sys.exit(served)
     debug = _debug_requested(args)

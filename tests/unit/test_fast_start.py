@@ -280,3 +280,22 @@ def test_verify_next_runs_the_same_either_way(project: Path, argv: list[str]) ->
         progress.write_bytes(before)
 
     both_ways(project, argv, reset)
+
+
+def test_ctrl_c_while_a_stored_brief_is_served_exits_130_without_a_traceback(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The served path runs before the handlers the built one has: Ctrl-C there (its `git
+    status`, the stats) ends it as typer's main ends a built brief, 130 and nothing printed."""
+    from resume_kit.brief import fastpath
+    from resume_kit.cli.app import main
+
+    def interrupted(args: list[str]) -> int | None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(fastpath, "serve", interrupted)
+    with pytest.raises(SystemExit) as stopped:
+        main(["brief"])
+    assert stopped.value.code == 130
+    captured = capsys.readouterr()
+    assert captured.out == "" and "Traceback" not in captured.err
