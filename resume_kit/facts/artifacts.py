@@ -41,7 +41,7 @@ def content_hash(path: Path, size: int) -> str:
     """Full SHA-256 hex for files up to 64 MiB; ``sampled:<hex>`` (see module doc) above."""
     from resume_kit.infra.safefs import open_regular
 
-    digest = sha256()
+    digest = sha256(size_hint=min(size, FULL_HASH_LIMIT))
     with open_regular(path) as handle:
         if size <= FULL_HASH_LIMIT:
             for block in iter(lambda: handle.read(_BLOCK), b""):

@@ -31,15 +31,14 @@ def file_digest(path: Path, cache: HashCache | None = None) -> str:
     with ``cache``, a regular file whose stat data is unchanged is not read again."""
     from resume_kit.infra.safefs import open_regular
 
-    digest = sha256()
     if cache is not None:
         info = os.lstat(path)
         if stat.S_ISREG(info.st_mode):
             return cache.digest(str(path), info)
     if path.is_symlink():
-        digest.update(b"symlink:" + os.fsencode(os.readlink(path)))
-        return digest.hexdigest()
+        return sha256(b"symlink:" + os.fsencode(os.readlink(path))).hexdigest()
     with open_regular(path) as handle:  # never follows a link, never blocks on a FIFO
+        digest = sha256(size_hint=os.fstat(handle.fileno()).st_size)
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()

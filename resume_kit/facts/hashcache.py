@@ -31,8 +31,8 @@ def sha256_file(path: str) -> str:
     (a FIFO or a device raises ``NotARegularFile``, an ``OSError``)."""
     from resume_kit.infra.safefs import open_regular
 
-    digest = sha256()
     with open_regular(path) as handle:
+        digest = sha256(size_hint=os.fstat(handle.fileno()).st_size)
         for block in iter(lambda: handle.read(_BLOCK), b""):
             digest.update(block)
     return digest.hexdigest()
