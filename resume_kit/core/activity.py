@@ -8,6 +8,7 @@ import json
 import re
 from collections.abc import Sequence
 
+from resume_kit.core.digest import sha256
 from resume_kit.core.light_dataclass import dataclass, field
 
 REPEATS = 3  # identical failing calls in a row that make a loop
@@ -38,10 +39,6 @@ def call_signature(tool: str, tool_input: object) -> str:
         text = json.dumps(tool_input, sort_keys=True, ensure_ascii=False, default=str)
     except (TypeError, ValueError, RecursionError):
         text = repr(tool_input)
-    from resume_kit.core.digest import (
-        sha256,  # not at the top: the served hook brief imports this module, never these
-    )
-
     return sha256(f"{tool}\0{text}".encode()).hexdigest()[:16]
 
 
@@ -51,8 +48,6 @@ _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 def result_signature(text: str) -> str:
     """A failure's identity: numbers (times, ids, line counts) and white space do not count."""
     normal = " ".join(_NUMBER.sub("0", text).split())
-    from resume_kit.core.digest import sha256
-
     return sha256(normal.encode()).hexdigest()[:16]
 
 
