@@ -23,10 +23,13 @@ def build(
     hook_input: dict[str, Any] | None,
 ) -> tuple[str, Any, Any]:
     """(rendered text, RenderedBrief, layout) for the current work tree."""
+    from resume_kit.facts.history_db import one_connection
+
     before = gc.get_threshold()
     gc.set_threshold(*BUILD_GC_THRESHOLD)
     try:
-        return _build(max_tokens, fmt, summarize, hook_input=hook_input)
+        with one_connection():  # the snapshot's record and the brief's
+            return _build(max_tokens, fmt, summarize, hook_input=hook_input)
     finally:
         gc.set_threshold(*before)  # a long-lived caller (the MCP server) keeps its own
 

@@ -12,8 +12,10 @@ Appends fail open: the history never stops a command or a hook.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -130,7 +132,12 @@ def append(
         from resume_kit.infra.redact import redact
 
         path = own_db(layout)  # a refused in-repo file: nothing written (fails open)
-        con = connect(path)
+        shared = _SHARED.get(_thread_key())
+        con = shared.get(path) if shared is not None else None
+        if con is None:
+            con = connect(path)
+            if shared is not None:
+                shared[path] = con
         try:
             cur = con.execute(
                 "INSERT INTO records(at, kind, unit, commit_sha, trace, signature, passed, root,"
@@ -152,9 +159,39 @@ def append(
                 prune(con, path)
             return row
         finally:
-            con.close()
+            if shared is None:
+                con.close()
     except Exception:  # the history never stops a command or a hook
         return None
+
+
+# Connections kept open inside one_connection(), per thread (a sqlite3 connection stays in its
+# thread) and file.
+_SHARED: dict[tuple[int, int], dict[Path, sqlite3.Connection]] = {}
+
+
+def _thread_key() -> tuple[int, int]:
+    import _thread
+
+    return os.getpid(), _thread.get_ident()
+
+
+@contextlib.contextmanager
+def one_connection() -> Iterator[None]:
+    """Appends of this thread inside the block share one connection per file, closed when it
+    ends: closing a connection checkpoints the WAL (an fsync), and a brief appends twice (its
+    snapshot, itself)."""
+    key = _thread_key()
+    if key in _SHARED:  # nested: the outer block closes them
+        yield
+        return
+    _SHARED[key] = {}
+    try:
+        yield
+    finally:
+        for con in _SHARED.pop(key).values():
+            with contextlib.suppress(Exception):
+                con.close()
 
 
 def prune(con: sqlite3.Connection, path: Path, max_bytes: int = MAX_BYTES) -> int:

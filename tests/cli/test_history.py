@@ -136,3 +136,43 @@ def test_the_search_line_names_what_a_record_has_and_leaves_out_what_it_lacks(
     assert line.startswith("1 record; first ")
     assert f"(unit widget, commit {head[:10]})" in line
     assert "None" not in line
+
+
+def test_appends_in_one_block_share_one_connection_and_every_row_lands(
+    repo: Path,
+    cli,  # type: ignore[no-untyped-def]
+    monkeypatch,  # type: ignore[no-untyped-def]
+) -> None:
+    """A brief appends twice inside history_db.one_connection(): one connection (closing one
+    checkpoints the WAL), both rows written; another thread takes its own (sqlite3's rule)."""
+    import threading
+
+    from resume_kit.infra.paths import find_layout
+
+    _setup(cli, repo)
+    layout = find_layout(repo)
+    opened: list[Path] = []
+    real = history_db.connect
+
+    def counting(path: Path) -> sqlite3.Connection:
+        opened.append(path)
+        return real(path)
+
+    monkeypatch.setattr(history_db, "connect", counting)
+    from_thread: list[int | None] = []
+    with history_db.one_connection():
+        first = history_db.append(layout, "brief", "one")
+        second = history_db.append(layout, "brief", "two")
+        worker = threading.Thread(
+            target=lambda: from_thread.append(history_db.append(layout, "brief", "three"))
+        )
+        worker.start()
+        worker.join()
+    assert first is not None and second == first + 1
+    assert len(opened) == 2  # this thread's one, the worker's own
+    assert from_thread[0] is not None
+    with sqlite3.connect(_db(repo)) as con:
+        texts = [row[0] for row in con.execute("SELECT text FROM records WHERE kind = 'brief'")]
+    assert texts[-3:] == ["one", "two", "three"]
+    assert history_db.append(layout, "brief", "after") is not None  # outside: its own, closed
+    assert len(opened) == 3
