@@ -353,6 +353,19 @@ def write_hook_copy(worktree: str, data: bytes, unit_id: str | None) -> None:
     _replace_private(path, f"{HOOK_COPY_HEADER}{unit_id or ''}\n".encode("ascii") + data)
 
 
+def remove_hook_copy(worktree: str) -> bool:
+    """Remove the hook's copy of this work tree's progress.yaml (``hook uninstall``); whether
+    there was one. A symlink there is removed itself, never followed."""
+    path = hook_copy_file(worktree)
+    if path is None:
+        return False
+    try:
+        os.unlink(path)
+    except OSError:
+        return False
+    return True
+
+
 # --------------------------------------------------------------------------- commit message
 
 

@@ -289,3 +289,14 @@ def test_any_unit_id_in_the_copy_reaches_the_trailer_only_when_valid(
     else:
         assert msg.read_text() == "work\n" and SKIPPED in proc.stderr
     assert not (primed / "PWNED").exists()
+
+
+def test_hook_uninstall_removes_the_copy(primed: Path) -> None:
+    from tests.conftest import run_cli
+
+    result = run_cli("hook", "uninstall", cwd=primed)
+    assert result.code == 0, result.stderr
+    assert "copy of progress.yaml" in result.stdout
+    assert not copy_file(primed).exists()
+    again = run_cli("hook", "uninstall", cwd=primed)
+    assert again.code == 0 and "nothing to do" in again.stdout

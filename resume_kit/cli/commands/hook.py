@@ -26,6 +26,7 @@ def install(hook_names: str, commit_attributes: bool = False) -> int:
 
 
 def uninstall() -> int:
+    from resume_kit.integrations.hook_entry import remove_hook_copy
     from resume_kit.integrations.merge_setup import unregister
 
     layout = find_layout()
@@ -38,6 +39,9 @@ def uninstall() -> int:
             changed = True
     if (driver := unregister(layout)) is not None:
         out(driver)
+        changed = True
+    if remove_hook_copy(str(layout.root)):
+        out("removed prepare-commit-msg's copy of progress.yaml from the user's cache")
         changed = True
     if not changed:
         out(f"no resume-kit hooks in {directory}: nothing to do")

@@ -54,7 +54,8 @@ def hook_install(
 
 @hook_app.command("uninstall")
 def hook_uninstall() -> None:
-    """Remove our git hooks (restoring the originals byte for byte) and the merge driver."""
+    """Remove our git hooks (restoring the originals byte for byte), the merge driver and the
+    commit hook's copy of progress.yaml in the user's cache."""
     from resume_kit.cli.commands import hook as cmd
 
     exit_with(cmd.uninstall())
