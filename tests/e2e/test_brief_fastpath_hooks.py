@@ -181,11 +181,17 @@ def test_a_new_session_start_is_served_and_equals_a_fresh_build(hook_ws: Workspa
 
 
 def test_the_meter_misses_exactly_when_its_finding_would_change(hook_ws: Workspace) -> None:
-    """Each new session start adds a meter event; at the fourth session since the last
-    verification the brief says NO_PROGRESS: that start is built, not served."""
+    """Each new session start adds a meter event; past the meter's limit of sessions since the
+    last verification the brief says NO_PROGRESS: that start is built, not served. The limit is
+    raised to 6 so the starts before it outlast the fixture's fresh files (for 2 s the
+    fingerprint record is rewritten by each fresh build, and no receipt is served)."""
+    from resume_kit.progress_file.config import user_config_file
+
     ws = hook_ws
+    user_config_file().parent.mkdir(parents=True, exist_ok=True)
+    user_config_file().write_text("no_progress: {sessions: 6}\n")
     outputs = []
-    for number in range(6):
+    for number in range(9):
         outputs.append(differential(ws, payload(f"meter-{number}")))
     stalled = [b"NO_PROGRESS" in r.stdout or b"no new verified unit" in r.stdout for r in outputs]
     assert any(stalled) and not all(stalled)
@@ -208,7 +214,7 @@ def test_payload_variants_behave_as_the_full_path(hook_ws: Workspace) -> None:
         }
     ).encode()
     differential(ws, resume)
-    assert differential(ws, resume).served or differential(ws, resume).served
+    served_once_stored(ws, lambda: resume, "a resumed session")
     compact = resume.replace(b'"resume"', b'"compact"')
     post = json.dumps(
         {
@@ -225,8 +231,7 @@ def test_payload_variants_behave_as_the_full_path(hook_ws: Workspace) -> None:
     assert silent.stdout == b"" and silent.served
     for garbage in (b"not json", b"[1, 2]", b'{"session_id": 5}', b"", b"{" * 5000):
         differential(ws, garbage)
-    again = differential(ws, b"not json")
-    assert again.served or differential(ws, b"not json").served
+    served_once_stored(ws, lambda: b"not json", "a payload that is not JSON")
 
 
 def test_copilot_prompts_are_served_once_per_session(hook_ws: Workspace) -> None:
@@ -238,7 +243,7 @@ def test_copilot_prompts_are_served_once_per_session(hook_ws: Workspace) -> None
     first = differential(ws, prompt("c1"), "copilot-hook")
     assert json.loads(first.stdout)["additionalContext"]
     assert differential(ws, prompt("c1"), "copilot-hook").stdout == b""  # not the first prompt
-    served = [differential(ws, prompt(f"c{n}"), "copilot-hook") for n in range(2, 5)]
+    served = [differential(ws, prompt(f"c{n}"), "copilot-hook") for n in range(2, 8)]
     assert any(r.served and r.stdout for r in served), [r.debug for r in served]
 
 
