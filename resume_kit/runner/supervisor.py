@@ -107,7 +107,7 @@ def main(argv: list[str]) -> int:
         signal.setitimer(signal.ITIMER_REAL, POLL_S, POLL_S)
     if os.getppid() != parent:  # died before we could ask to be told
         return 1
-    if command == ["-"]:  # started ahead of its command (verify.prestart_supervisor)
+    if command == ["-"]:  # started ahead of its command (verify.spare_supervisor)
         command = command_from_stdin()
         if not command:
             return 0

@@ -267,8 +267,9 @@ def spare_supervisor(cwd: Path) -> Iterator[None]:
     now, before the command is known: its Python start-up (~30 ms) overlaps the work that
     picks, checks and claims the unit; :func:`run_command` hands it the command. One not used
     is told there is none when the block ends (and exits on its own if we die first)."""
-    if os.name == "posix" and not _SPARE:
-        _SPARE.append((cwd, _start_supervisor(["-"], cwd, command_env(), subprocess.PIPE)))
+    if not _SPARE and supervised([]):  # a supervisor runs here (POSIX, a known interpreter)
+        with contextlib.suppress(OSError):  # none started: the command starts the usual way
+            _SPARE.append((cwd, _start_supervisor(["-"], cwd, command_env(), subprocess.PIPE)))
     try:
         yield
     finally:

@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from resume_kit.runner import verify
 from tests.cli.test_verify import process_gone
 
@@ -56,6 +58,8 @@ def test_a_spare_never_handed_a_command_exits(tmp_path: Path) -> None:
 
 WAITER = """
 import sys
+
+import pytest
 from pathlib import Path
 from resume_kit.runner import verify
 with verify.spare_supervisor(Path(sys.argv[1])):
@@ -86,3 +90,17 @@ def test_a_spare_goes_when_resume_kit_is_killed(tmp_path: Path) -> None:
         if not gone:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(spare, signal.SIGKILL)
+
+
+def test_no_spare_without_an_interpreter_to_run_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where no supervisor can run (no sys.executable, as when embedded), none is started ahead
+    and the command runs as it would have (unsupervised, as supervised() says)."""
+    monkeypatch.setattr(sys, "executable", "")
+    with verify.spare_supervisor(tmp_path):
+        assert not verify._SPARE
+        result = verify.run_command(
+            "true", cwd=tmp_path, log_path=tmp_path / "run.log", timeout_s=60
+        )
+    assert result.passed
