@@ -383,6 +383,33 @@ def test_the_attack_itself_runs_for_plain_git(tmp_path: Path) -> None:
     assert {"fsmonitor", "process"} <= set(hits.read_text().split())
 
 
+def test_the_stepped_dirty_check_runs_no_program_the_repository_configured(
+    tmp_path: Path,
+) -> None:
+    """On an index over 1 MB the evidence's dirty flag comes from two `git diff --quiet`
+    (runner/verify._dirty_in_steps), which hash stat-dirty files through their clean filter:
+    forced here on a small index, it runs none of the clone's programs, where plain `git diff`
+    from the same process tree does."""
+    import subprocess
+    import sys
+
+    victim, hits = _hostile_git_config(tmp_path)
+    _make_stat_dirty(victim)
+    code = (
+        "import sys; from pathlib import Path; from resume_kit.runner.verify import "
+        "head_and_dirty; root = Path(sys.argv[1]); "
+        "print(head_and_dirty(root, root / '.git' / 'index', split_above=0)[1])"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(victim)], capture_output=True, text=True, check=True
+    )
+    assert proc.stdout.strip() == "True"  # nothing staged: the work tree was diffed, and differs
+    assert not hits.exists(), hits.read_text()
+    plain = "import subprocess, sys; subprocess.run(['git', 'diff', '--quiet'], cwd=sys.argv[1])"
+    subprocess.run([sys.executable, "-c", plain, str(victim), "resume_kit"], check=True)
+    assert {"fsmonitor", "process"} <= set(hits.read_text().split())
+
+
 # --------------------------------------------------------------------------- item 18: the claim
 
 # Signals that it started (one file per run), then waits until the test releases it.
