@@ -14,7 +14,6 @@ artifact itself included) is never looked at: it is left out with a note.
 
 from __future__ import annotations
 
-import contextlib
 import stat
 from collections.abc import Iterable
 from pathlib import Path
@@ -22,6 +21,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from resume_kit.core.digest import sha256
 from resume_kit.infra.paths import as_posix
+from resume_kit.infra.safefs import UnsafePath, contained_lstat
 
 if TYPE_CHECKING:
     from resume_kit.facts.hashcache import HashCache
@@ -54,13 +54,11 @@ def content_hash(path: Path, size: int) -> str:
 
 
 def read_artifact(
-    root: Path, rel: str, cache: HashCache | None = None, checked: set[str] | None = None
+    root: Path | str, rel: str, cache: HashCache | None = None, checked: set[str] | None = None
 ) -> dict[str, Any] | None:
     """The facts of one artifact, or None when it is not below ``root`` with no symlink on the
     way (the caller notes it; nothing about what it points at is looked at). ``checked``: the
     folders already found safe (see :func:`~resume_kit.infra.safefs.contained`)."""
-    from resume_kit.infra.safefs import UnsafePath, contained_lstat
-
     entry: dict[str, Any] = {"path": rel, "exists": False, "size": None, "sha256": None}
     try:
         full, info = contained_lstat(root, rel, checked=checked)
@@ -72,11 +70,13 @@ def read_artifact(
     if not stat.S_ISREG(info.st_mode):
         return entry
     entry["size"] = info.st_size
-    with contextlib.suppress(OSError):  # unreadable: exists, size known, no hash
+    try:
         if cache is not None and info.st_size <= FULL_HASH_LIMIT:
             entry["sha256"] = cache.digest(full, info)
         else:
             entry["sha256"] = content_hash(Path(full), info.st_size)
+    except OSError:  # unreadable: exists, size known, no hash
+        pass
     return entry
 
 
@@ -99,8 +99,9 @@ def read_artifacts(
     found: list[dict[str, Any]] = []
     refused: list[str] = []
     checked: set[str] = set()
+    top = str(root)
     for rel in seen:
-        entry = read_artifact(root, rel, cache, checked)
+        entry = read_artifact(top, rel, cache, checked)
         if entry is None:
             refused.append(rel)
         else:

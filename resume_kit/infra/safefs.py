@@ -104,6 +104,10 @@ def _walk(
     itself or a missing path)."""
     top = os.fspath(root)
     raw = os.fspath(path)
+    if checked:
+        known = _in_checked_folder(top, raw, checked)
+        if known is not None:
+            return _last_component(known, raw, missing_ok)
     if raw.startswith("/"):
         base = top.rstrip("/")
         if raw != base and not raw.startswith(base + "/"):
@@ -147,6 +151,33 @@ def _walk(
         if checked is not None and index < last:
             checked.add(current)
     return os.path.join(top, *parts), info if parts else None
+
+
+def _in_checked_folder(top: str, raw: str, checked: set[str]) -> str | None:
+    """The absolute path of ``raw`` (relative) when its folder is one the walk already found
+    safe: ``checked`` holds only joins of plain components, so a folder spelled with ``.``,
+    ``..`` or an empty part never matches one."""
+    folder, _, name = raw.rpartition("/")
+    if not folder or name in ("", ".", "..") or raw.startswith("/"):
+        return None
+    parent = top + folder if top.endswith("/") else f"{top}/{folder}"  # as os.path.join
+    return f"{parent}/{name}" if parent in checked else None
+
+
+def _last_component(full: str, raw: str, missing_ok: bool) -> tuple[str, os.stat_result | None]:
+    """:func:`_walk`'s last step for a path in a checked folder: the lstat, no symlink."""
+    try:
+        info = os.lstat(full)
+    except FileNotFoundError:
+        if missing_ok:
+            return full, None
+        raise
+    if stat.S_ISLNK(info.st_mode):
+        raise UnsafePath(
+            f"{raw} is a symlink; resume-kit does not follow symlinks here",
+            hint=f"replace {raw} with a real file or folder (it may have come with the repository)",
+        )
+    return full, info
 
 
 def open_regular(path: Path | str, *, follow: bool = False) -> BinaryIO:

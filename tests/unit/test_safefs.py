@@ -162,3 +162,24 @@ def test_contained_lstat_equals_contained_then_lstat(paths: list[list[str]]) -> 
 
             assert _outcome(reused) == _outcome(plain), rel
         assert memo_a == memo_b
+
+
+@given(st.lists(st.lists(st.sampled_from(_NAMES), min_size=1, max_size=5), max_size=12))
+@settings(max_examples=60, deadline=None)
+def test_a_memo_of_checked_folders_changes_no_answer(paths: list[list[str]]) -> None:
+    """A path in a folder the memo holds takes a shorter way (one lstat): the same path, the
+    same file and the same refusals as the full walk with no memo, whatever the spelling."""
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        _tree(root)
+        memo: set[str] = set()
+        for parts in paths * 2:  # the second time round, the folders are in the memo
+            rel = "/".join(parts)
+
+            def walked(rel: str = rel, memo: set[str] | None = None) -> tuple[str, int]:
+                full, info = contained_lstat(root, rel, checked=memo)
+                return full, info.st_ino
+
+            assert _outcome(lambda: walked(memo=memo)) == _outcome(walked), rel
+            fast = _outcome(lambda rel=rel: contained(root, rel, checked=memo))
+            assert fast == _outcome(lambda rel=rel: contained(root, rel)), rel
