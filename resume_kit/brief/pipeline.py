@@ -60,7 +60,7 @@ def _build(
             start = Path(cwd)
         if isinstance(hook_input.get("transcript_path"), str):
             transcript_path = Path(hook_input["transcript_path"])
-    layout = find_layout(start)
+    layout = find_layout(start, config_ahead=True)
     status = EarlyStatus(layout.root)  # the tree walk runs while the progress model is built
     progress = progress_io.load(layout).progress
     config = config_mod.load(layout)
@@ -114,7 +114,9 @@ def _build(
 
     from resume_kit.facts.leases import who_holds_what
 
-    leases = who_holds_what(layout.root)  # the refs stored locally: never a fetch here
+    leases = who_holds_what(
+        layout.root, common_dir=layout.git_common_dir
+    )  # the refs stored locally: never a fetch here
     brief = build_brief(
         progress,
         snapshot,

@@ -76,10 +76,46 @@ def read_blobs(cwd: os.PathLike[str], oids: list[str]) -> dict[str, bytes]:
     return out
 
 
-def read_leases(cwd: os.PathLike[str], prefix: str = "refs/resume-kit/") -> list[LeaseRef]:
-    """Every lease ref under ``prefix`` with its lease; [] when git cannot say."""
+PREFIX = "refs/resume-kit/"
+MAX_PACKED_REFS_BYTES = 64 * 1024 * 1024
+
+
+def surely_no_leases(common_dir: os.PathLike[str]) -> bool:
+    """Whether the clone whose shared git dir is ``common_dir`` holds no ref under
+    :data:`PREFIX`, seen without starting git (most clones never lease): no loose ref folder,
+    no reftable, and a ``packed-refs`` (read without following a link or blocking) that names
+    no such ref. Anything else, or any doubt, is False: then git is asked."""
+    from resume_kit.infra.safefs import read_regular
+
+    base = os.fspath(common_dir)
+    for name in (PREFIX.rstrip("/"), "reftable"):
+        try:
+            os.lstat(os.path.join(base, name))
+        except FileNotFoundError:
+            continue
+        except OSError:
+            pass
+        return False
+    packed = os.path.join(base, "packed-refs")
+    try:
+        data = read_regular(packed, MAX_PACKED_REFS_BYTES)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    # each line is "<oid> <refname>": a ref under the prefix shows as " refs/resume-kit/"
+    return b" " + PREFIX.encode("ascii") not in data
+
+
+def read_leases(
+    cwd: os.PathLike[str], prefix: str = PREFIX, common_dir: os.PathLike[str] | None = None
+) -> list[LeaseRef]:
+    """Every lease ref under ``prefix`` with its lease; [] when git cannot say. With the clone's
+    ``common_dir``, a clone that surely holds none (:func:`surely_no_leases`) starts no git."""
     from resume_kit.infra.gitcmd import run_git_bytes
 
+    if common_dir is not None and prefix == PREFIX and surely_no_leases(common_dir):
+        return []
     try:
         status, out, _ = run_git_bytes(
             cwd,
@@ -140,7 +176,9 @@ def held_by_others(leases: dict[str, str] | None) -> set[str]:
     }
 
 
-def who_holds_what(root: os.PathLike[str], now: float | None = None) -> dict[str, str]:
+def who_holds_what(
+    root: os.PathLike[str], now: float | None = None, common_dir: os.PathLike[str] | None = None
+) -> dict[str, str]:
     """unit → "HOLDER until TIME" for every live lease this clone knows, "you" for this
     holder's; judged by the written expiry and its margin (status and the brief: no network,
     no state written)."""
@@ -151,7 +189,7 @@ def who_holds_what(root: os.PathLike[str], now: float | None = None) -> dict[str
     me: Holder | None = None  # looked up only for a live lease (socket and getpass cost)
     moment = clock_ns() / 1e9 if now is None else now
     out: dict[str, str] = {}
-    for item in read_leases(root):
+    for item in read_leases(root, common_dir=common_dir):
         lease = item.lease
         if lease is None:
             out.setdefault(item.unit, f"someone (an unreadable lease, {item.source})")

@@ -34,6 +34,10 @@ import os
 
 from resume_kit.infra.errors import ResumeKitError
 
+TYPE_CHECKING = False  # not typing's (see below)
+if TYPE_CHECKING:
+    from subprocess import Popen
+
 # Paths are os.PathLike (a pathlib.Path is one) so that importing this module costs neither
 # pathlib nor typing: the prepare-commit-msg hook imports it on every commit.
 
@@ -126,24 +130,59 @@ def _subcommand_index(args: tuple[str, ...]) -> int | None:
 
 _filter_cache: dict[str, list[str]] = {}
 _core_cache: dict[str, dict[str, str]] = {}
+_read_ahead: dict[str, tuple[dict[str, None], dict[str, str]]] = {}  # read with rev-parse
+_CONFIG_ARGS = ("config", "-z", "--get-regexp", r"^(filter|core)\.")
+
+
+def _start_config_read(cwd: os.PathLike[str]) -> Popen[bytes]:
+    """``git config --get-regexp`` of the configuration seen from ``cwd``, started (a Popen)."""
+    import subprocess
+
+    return subprocess.Popen(
+        ["git", *safe_config_args(), *_CONFIG_ARGS],
+        cwd=cwd,
+        env=clean_git_env(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+def start_config_read(cwd: os.PathLike[str]) -> Popen[bytes] | None:
+    """The configuration read of :func:`filter_overrides` started now, to run alongside the
+    ``git rev-parse`` that finds the work tree; hand it to :func:`adopt_config_read`. None when
+    it cannot start (then it is read the usual way)."""
+    try:
+        return _start_config_read(cwd)
+    except OSError:
+        return None
+
+
+def adopt_config_read(started: Popen[bytes] | None, root: os.PathLike[str] | None) -> None:
+    """Wait for ``started`` and keep its answer as the configuration seen from ``root``: the
+    repository that ``git rev-parse`` found from the same directory, so the same files. None:
+    the directory is no work tree, and the answer is dropped."""
+    if started is None:
+        return
+    out, _ = started.communicate()
+    if root is not None:
+        _read_ahead[os.fspath(root)] = _parse_config(out)
 
 
 def _read_config(cwd: os.PathLike[str]) -> tuple[dict[str, None], dict[str, str]]:
     """(filter driver names, ``core.*`` settings: the last value of each key, lower-cased
     names) of the configuration seen from ``cwd``, in one ``git config`` (it only reads files)."""
-    import subprocess
+    ahead = _read_ahead.pop(os.fspath(cwd), None)
+    if ahead is not None:
+        return ahead
+    out, _ = _start_config_read(cwd).communicate()
+    return _parse_config(out)
 
-    proc = subprocess.run(
-        ["git", *safe_config_args(), "config", "-z", "--get-regexp", r"^(filter|core)\."],
-        cwd=cwd,
-        env=clean_git_env(),
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        check=False,
-    )
+
+def _parse_config(out: bytes) -> tuple[dict[str, None], dict[str, str]]:
     drivers: dict[str, None] = {}
     core: dict[str, str] = {}
-    for record in proc.stdout.split(b"\0"):
+    for record in out.split(b"\0"):
         name_bytes, _, value = record.partition(b"\n")
         name = name_bytes.decode("utf-8", "surrogateescape")
         if name.startswith("core."):

@@ -148,9 +148,11 @@ def as_posix(path: str) -> str:
     return Path(path).as_posix()
 
 
-def find_layout(start: Path | None = None) -> Layout:
-    """Discover the work tree containing ``start`` (default: the current directory)."""
-    from resume_kit.infra.gitcmd import GitFailed, run_git
+def find_layout(start: Path | None = None, *, config_ahead: bool = False) -> Layout:
+    """Discover the work tree containing ``start`` (default: the current directory).
+    ``config_ahead``: for a command that runs ``git status`` or ``diff``, read the git config
+    they need (:func:`~resume_kit.infra.gitcmd.filter_overrides`) while ``rev-parse`` runs."""
+    from resume_kit.infra.gitcmd import adopt_config_read, start_config_read
 
     try:
         cwd = Path.cwd() if start is None else start
@@ -161,6 +163,19 @@ def find_layout(start: Path | None = None) -> Layout:
         ) from None
     if not cwd.is_dir():
         raise NotARepositoryError(f"{cwd} is not a directory", hint="run inside a git work tree")
+    config_read = start_config_read(cwd) if config_ahead else None
+    layout: Layout | None = None
+    try:
+        layout = _discover(cwd)
+    finally:
+        adopt_config_read(config_read, None if layout is None else layout.root)
+    layout.check_state()
+    return layout
+
+
+def _discover(cwd: Path) -> Layout:
+    from resume_kit.infra.gitcmd import GitFailed, run_git
+
     try:
         out = run_git(
             cwd,
@@ -187,6 +202,4 @@ def find_layout(start: Path | None = None) -> Layout:
             hint="run resume-kit from a checked-out work tree",
         )
     root, git_dir, common = (Path(os.path.realpath(line)) for line in lines[:3])
-    layout = Layout(root=root, git_dir=git_dir, git_common_dir=common)
-    layout.check_state()
-    return layout
+    return Layout(root=root, git_dir=git_dir, git_common_dir=common)

@@ -38,7 +38,13 @@ def status() -> dict[str, Any]:
     progress = load(layout).progress
     snapshot = take_snapshot(layout, load_config(layout), "manual", progress=progress)
     findings = reconcile(progress, snapshot)
-    return status_data(layout, progress, snapshot, findings, who_holds_what(layout.root))
+    return status_data(
+        layout,
+        progress,
+        snapshot,
+        findings,
+        who_holds_what(layout.root, common_dir=layout.git_common_dir),
+    )
 
 
 def next_unit() -> dict[str, Any]:
@@ -49,7 +55,13 @@ def next_unit() -> dict[str, Any]:
     from resume_kit.progress_file.io import load
 
     layout = find_layout()
-    return {"next": next_data(layout, load(layout).progress, who_holds_what(layout.root))}
+    return {
+        "next": next_data(
+            layout,
+            load(layout).progress,
+            who_holds_what(layout.root, common_dir=layout.git_common_dir),
+        )
+    }
 
 
 def add_unit(

@@ -56,7 +56,9 @@ def spliced(
     new_data: dict[str, Any],
 ) -> str | None:
     """``payload(new_digest, new_data)`` made from ``old_text`` (``payload(old_digest,
-    old_data)``) when the same units, in the same order, changed only in place; else None."""
+    old_data)``) when the same units, in the same order, changed only in place; else None.
+    Both are data as ``to_data`` writes it, one JSON type per field: a unit equal to its old
+    self (``==``) is taken as unchanged, which ``0 == False`` or ``1 == 1.0`` would defeat."""
     old_units, new_units = old_data.get("units"), new_data.get("units")
     if not isinstance(old_units, list) or not isinstance(new_units, list) or not old_units:
         return None

@@ -310,7 +310,7 @@ def release(layout: Layout, unit: str, remote: str | None) -> Literal["released"
 
 def known_leases(layout: Layout) -> list[LeaseRef]:
     """Every lease this clone knows without the network (local refs, last fetched ones)."""
-    return read_leases(layout.root)
+    return read_leases(layout.root, common_dir=layout.git_common_dir)
 
 
 def held_by_others(

@@ -11,9 +11,19 @@ from hypothesis import strategies as st
 from resume_kit.progress_file.cache_json import digest_of, payload, spliced
 
 TEXT = st.text(max_size=20)
-VALUE = st.one_of(TEXT, st.integers(), st.booleans(), st.none(), st.lists(TEXT, max_size=2))
-UNIT_FIELDS = st.dictionaries(
-    st.sampled_from(["title", "status", "verify", "notes", "files"]), VALUE
+# One JSON type per field, as to_data writes a validated model (the splice's contract): values
+# that compare equal then dump equal (0 == False would not, nor 1 == 1.0).
+UNIT_FIELDS = st.fixed_dictionaries(
+    {},
+    optional={
+        "title": TEXT,
+        "status": st.sampled_from(["todo", "in_progress", "done"]),
+        "verify": st.one_of(st.none(), TEXT),
+        "notes": st.one_of(st.none(), TEXT),
+        "files": st.lists(TEXT, max_size=2),
+        "parallel": st.booleans(),
+        "repeats": st.integers(),
+    },
 )
 DIGEST = st.text(alphabet="0123456789abcdef", min_size=64, max_size=64)
 

@@ -29,7 +29,7 @@ def _record(
     from resume_kit.infra.paths import find_layout
     from resume_kit.progress_file.config import load as load_config
 
-    layout = find_layout(start)
+    layout = find_layout(start, config_ahead=True)
     config = load_config(layout)
     previous, warnings = load_latest(layout)
     snapshot = take_snapshot(layout, config, trigger, transcript_path=transcript_path)

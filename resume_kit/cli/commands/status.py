@@ -168,14 +168,14 @@ def run(json_out: bool) -> int:
     from resume_kit.progress_file.config import load as load_config
     from resume_kit.progress_file.io import load
 
-    layout = find_layout()
+    layout = find_layout(config_ahead=True)
     progress = load(layout).progress
     config = load_config(layout)
     snapshot = take_snapshot(layout, config, "manual", progress=progress)
     findings = reconcile(progress, snapshot)
     from resume_kit.facts.leases import who_holds_what
 
-    leases = who_holds_what(layout.root)
+    leases = who_holds_what(layout.root, common_dir=layout.git_common_dir)
     if json_out:
         from resume_kit.cli.status_json import status_data
 

@@ -147,7 +147,7 @@ def run(
     from resume_kit.progress_file import config
     from resume_kit.progress_file.io import Reusing, load
 
-    layout = find_layout()
+    layout = find_layout(config_ahead=True)
     doc = load(layout)
     held = Reusing(doc)  # the model is built once: picking, recording, reporting
     progress = doc.progress
