@@ -163,7 +163,9 @@ def list_layout(text: str, name: str) -> Layout | None:
     newline added when it had none. None when the layout is not the plain block style
     :func:`patch_list` expects."""
     if any(odd in text for odd in _ODD_BREAKS):  # str.find per character: a regex class
-        return _layout_by_lines(text, name)  # is 10x slower over a 4 MB file  # splitlines() breaks lines there too: the line scan
+        return _layout_by_lines(
+            text, name
+        )  # is 10x slower over a 4 MB file  # splitlines() breaks lines there too: the line scan
     if text and not text.endswith("\n"):
         text += "\n"
     top = ((text[first:last], first, last + 1) for first, last in _column_0_lines(text))
