@@ -242,6 +242,22 @@ def git_argv(cwd: os.PathLike[str], args: tuple[str, ...]) -> list[str]:
     return [*argv, *args[: index + 1], *SUBCOMMAND_OPTIONS.get(sub, ()), *args[index + 1 :]]
 
 
+def start_git(cwd: os.PathLike[str], *args: str) -> Popen[bytes]:
+    """``git ARGS`` (see :func:`git_argv`) started in ``cwd``, its stdout and stderr piped: for a
+    read whose answer is needed later, so git runs while this process works. Finish it with
+    ``communicate()``."""
+    import subprocess
+
+    return subprocess.Popen(
+        git_argv(cwd, args),
+        cwd=cwd,
+        env=clean_git_env(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+
+
 def run_git_bytes(
     cwd: os.PathLike[str], *args: str, check: bool = True
 ) -> tuple[int, bytes, bytes]:

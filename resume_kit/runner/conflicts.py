@@ -3,11 +3,16 @@ tree proves nothing about the result (verify-next and run; ``--force`` overrides
 
 from __future__ import annotations
 
+import atexit
+import os
+from contextlib import suppress
 from typing import TYPE_CHECKING
 
 from resume_kit.infra.errors import ResumeKitError
 
 if TYPE_CHECKING:
+    from subprocess import Popen
+
     from resume_kit.infra.paths import Layout
 
 SHOWN = 5  # conflicted paths named in the message
@@ -20,12 +25,49 @@ _CONTINUE = {
 }
 
 
+_UNMERGED = ("ls-files", "--unmerged", "-z")
+
+
+_started: dict[str, Popen[bytes]] = {}  # work tree -> the check started ahead
+
+
+def start_conflicts_check(layout: Layout) -> None:
+    """Start ``git ls-files --unmerged`` now (it reads the whole index: 10 ms and more on a
+    large one); the next :func:`unmerged_paths` of this work tree takes its answer. One that
+    is never taken is stopped when the process exits."""
+    from resume_kit.infra.gitcmd import start_git
+
+    key = os.fspath(layout.root)
+    if key in _started:  # an answer never taken is an old one
+        _stop(_started.pop(key))
+    elif not _started:
+        atexit.unregister(_stop_untaken)
+        atexit.register(_stop_untaken)
+    with suppress(OSError):
+        _started[key] = start_git(layout.root, *_UNMERGED)
+
+
+def _stop(proc: Popen[bytes]) -> None:
+    proc.kill()
+    proc.communicate()
+
+
+def _stop_untaken() -> None:
+    while _started:
+        _stop(_started.popitem()[1])
+
+
 def unmerged_paths(layout: Layout) -> list[str]:
     """The paths with unresolved conflicts in the index (``git ls-files --unmerged``)."""
     from resume_kit.facts.git import display_path
     from resume_kit.infra.gitcmd import run_git_bytes
 
-    code, out, _ = run_git_bytes(layout.root, "ls-files", "--unmerged", "-z", check=False)
+    started = _started.pop(os.fspath(layout.root), None)
+    if started is not None:
+        out, _ = started.communicate()
+        code = started.returncode
+    else:
+        code, out, _ = run_git_bytes(layout.root, *_UNMERGED, check=False)
     if code != 0:
         return []  # git could not say: the snapshot and reconcile report what they can
     paths: dict[str, None] = {}

@@ -91,3 +91,25 @@ def test_once_resolved_verify_next_records_again(repo: Path) -> None:
     result = run_cli("verify-next", cwd=repo)
     assert result.code == 0, result.stderr
     assert progress_io.parse_and_validate(path.read_text()).require_unit("a").status == "done"
+
+
+def test_the_check_started_ahead_answers_for_the_index_it_read(repo: Path) -> None:
+    """verify-next starts `git ls-files --unmerged` while it builds the model: its answer is
+    taken once; one never taken is an old answer, stopped and started again, and none is
+    left running when the process exits."""
+    from resume_kit.infra.paths import find_layout
+    from resume_kit.runner import conflicts
+
+    layout = find_layout(repo)
+    conflicts.start_conflicts_check(layout)
+    assert conflicts.unmerged_paths(layout) == []  # the answer started ahead, taken
+    conflicts.start_conflicts_check(layout)  # started on the clean index, never taken
+    (old,) = conflicts._started.values()
+    _merge_conflict(repo)
+    conflicts.start_conflicts_check(layout)
+    assert old.returncode is not None  # stopped and reaped
+    assert conflicts.unmerged_paths(layout) == ["notes.md"]
+    conflicts.start_conflicts_check(layout)
+    (untaken,) = conflicts._started.values()
+    conflicts._stop_untaken()  # what atexit runs
+    assert untaken.returncode is not None and not conflicts._started

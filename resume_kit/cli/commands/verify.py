@@ -20,7 +20,7 @@ from resume_kit.infra.errors import (
     EXIT_VERIFY_FAILED,
     ResumeKitError,
 )
-from resume_kit.runner.conflicts import refuse_while_conflicted
+from resume_kit.runner.conflicts import refuse_while_conflicted, start_conflicts_check
 from resume_kit.runner.leases import known_leases, pick_unleased, verify_leased
 
 if TYPE_CHECKING:
@@ -148,6 +148,8 @@ def run(
     from resume_kit.progress_file.io import Reusing, load
 
     layout = find_layout(config_ahead=True)
+    if not dry_run and not force:
+        start_conflicts_check(layout)  # git reads the index while the model is built
     doc = load(layout)
     held = Reusing(doc)  # the model is built once: picking, recording, reporting
     progress = doc.progress
