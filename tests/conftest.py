@@ -290,6 +290,8 @@ PROCESS_STATE: tuple[tuple[str, str], ...] = (
     ("resume_kit.progress_file.io", "_LOADED"),  # the text this process last read or wrote
     ("resume_kit.infra.gitcmd", "_filter_cache"),  # filter drivers per directory
     ("resume_kit.infra.gitcmd", "_core_cache"),  # core.* settings per directory
+    ("resume_kit.infra.gitcmd", "_read_ahead"),  # the config read while rev-parse ran
+    ("resume_kit.runner.conflicts", "_started"),  # the conflict check started ahead
     ("resume_kit.facts.history_db", "_TRACE"),  # the process's trace id
 )
 # Kept on purpose, being pure functions of the installed package: the cl100k ranks

@@ -28,7 +28,15 @@ _CONTINUE = {
 _UNMERGED = ("ls-files", "--unmerged", "-z")
 
 
-_started: dict[str, Popen[bytes]] = {}  # work tree -> the check started ahead
+class _Untaken(dict[str, "Popen[bytes]"]):
+    """Work tree -> the check started ahead; emptied, it stops what is still running."""
+
+    def clear(self) -> None:
+        while self:
+            _stop(self.popitem()[1])
+
+
+_started = _Untaken()
 
 
 def start_conflicts_check(layout: Layout) -> None:
@@ -53,8 +61,7 @@ def _stop(proc: Popen[bytes]) -> None:
 
 
 def _stop_untaken() -> None:
-    while _started:
-        _stop(_started.popitem()[1])
+    _started.clear()
 
 
 def unmerged_paths(layout: Layout) -> list[str]:
