@@ -413,6 +413,7 @@ SERVED_HOOK_BRIEF = SERVED_BRIEF | {
     "resume_kit.facts.activity_log",
     "resume_kit.core.activity",
     "resume_kit.core.light_dataclass",  # activity's records (no typing, no inspect)
+    "resume_kit.core.light_inits",  # their __init__s compiled ahead (no import at all)
     "resume_kit.core.timeutil",
     "resume_kit.infra.safefs",  # the activity log read, then written (the meter's event)
     "resume_kit.infra.store",

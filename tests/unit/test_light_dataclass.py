@@ -120,3 +120,50 @@ def test_asdict_reaches_nested_instances_in_lists_and_dicts() -> None:
 
     tree = Tree([Leaf("a")], {"b": Leaf("b")})
     assert light.asdict(tree) == {"leaves": [{"name": "a"}], "index": {"b": {"name": "b"}}}
+
+
+def test_the_package_inits_compiled_ahead_are_current_and_the_same_functions() -> None:
+    """light_inits.py is what the generator writes now, and each factory makes the function
+    that compiling the class's source makes (same signature, defaults and body)."""
+    import inspect
+
+    from resume_kit.core import light_dataclass, light_inits, light_inits_gen
+
+    assert light_inits_gen.generate() == light_inits_gen.TARGET.read_text(encoding="utf-8"), (
+        f"run {light_inits_gen.COMMAND}"
+    )
+    classes = light_inits_gen.light_classes()
+    assert len(classes) > 50
+    for name, cls in classes:
+        source, scope = light_dataclass.init_source(cls, cls.__dict__["__light_frozen__"])
+        made = light_inits.FACTORIES[source](dict(scope))
+        exec(source, scope)
+        compiled = scope["__init__"]
+        assert inspect.signature(made) == inspect.signature(compiled), name
+        assert made.__defaults__ == compiled.__defaults__, name
+        assert _steps(made) == _steps(compiled), name
+
+
+def _steps(function: Any) -> list[tuple[str, Any]]:
+    """The function's instructions, a name read from its closure and one read from its globals
+    alike (the factory's function closes over what the compiled one finds in its globals)."""
+    import dis
+
+    steps = []
+    for step in dis.get_instructions(function):
+        if step.opname in ("COPY_FREE_VARS", "PUSH_NULL", "MAKE_CELL"):
+            continue
+        name = "LOAD_NAME" if step.opname in ("LOAD_DEREF", "LOAD_GLOBAL") else step.opname
+        jump = step.opcode in dis.hasjrel or step.opcode in dis.hasjabs  # offsets differ
+        steps.append((name, None if jump else step.argval))
+    return steps
+
+
+def test_a_class_outside_the_package_is_compiled_as_before() -> None:
+    @light.dataclass(frozen=True)
+    class Outside:
+        first: int
+        second: list[int] = light.field(default_factory=list)
+
+    made = Outside(1)
+    assert made == Outside(1, []) and made.second == [] and made.second is not Outside(1).second
