@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import itertools
 import json
 import os
 import platform
@@ -38,6 +39,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -634,6 +636,90 @@ def targets(results: dict[str, SizeResult]) -> list[Target]:
     return out
 
 
+def _own_times(res: SizeResult) -> dict[str, float]:
+    """Each measured command's time beyond what it cannot avoid: the floor for the CLI
+    commands, the verify command itself for verify-next."""
+    own = {
+        name: series.wall - res.floor
+        for name, series in res.commands.items()
+        if not name.startswith("floor") and "--version" not in name
+    }
+    if res.verify:
+        own["verify-next (overhead)"] = (
+            res.verify["verify-next"].wall - res.verify["verify command alone (/bin/sh -c)"].wall
+        )
+    return own
+
+
+def scaling_table(results: dict[str, SizeResult]) -> list[str]:
+    """How each command's own time grows from one workspace to the next against its inputs:
+    a growth no larger than the smallest input's means nothing in it is super-linear."""
+    import math
+
+    names = [n for n in ("small", "large", "huge") if n in results]
+    if len(names) < 2:
+        return []
+    steps = list(itertools.pairwise(names))
+    own = {n: _own_times(results[n]) for n in names}
+    head = " | ".join(f"{n}" for n in names)
+    growth = " | ".join(f"{a}→{b}" for a, b in steps)
+    lines = [
+        "",
+        "## Scaling",
+        "",
+        "Each command's own time (wall minus the floor; verify-next minus its command) on each "
+        "workspace, and how much it grew from one to the next. The inputs grow together: "
+        + "; ".join(
+            f"{a}→{b}: files ×{_grow(results, a, b, 'tracked')}, units "
+            f"×{_grow(results, a, b, 'units')}, log ×{_grow(results, a, b, 'log_mb')}, session "
+            f"×{_grow(results, a, b, 'session_mb')}"
+            for a, b in steps
+        )
+        + ". A growth below the smallest of them is linear or better in every input "
+        "(the log and transcript are read from their tails, so their size barely counts).",
+        "",
+        f"| command | {head} | {growth} |",
+        "|---|" + "---:|" * (len(names) + len(steps)),
+    ]
+    for command in own[names[0]]:
+        if not all(command in own[n] for n in names):
+            continue
+        values = [own[n][command] for n in names]
+        cells = " | ".join(ms(max(v, 0.0)) for v in values)
+        rises = " | ".join(
+            f"×{b / a:.1f}" if a > 0.001 and b > 0 else "n/a" for a, b in itertools.pairwise(values)
+        )
+        shown = command if command.startswith("verify") else f"`{command}`"
+        lines.append(f"| {shown} | {cells} | {rises} |")
+    smallest = min(
+        _grow(results, a, b, field, number=True) for a, b in steps for field in ("tracked", "units")
+    )
+    worst = max(
+        (own[b][c] / own[a][c], c, a, b)
+        for a, b in steps
+        for c in own[a]
+        if c in own[b] and own[a][c] > 0.001
+    )
+    if worst[0] <= smallest:
+        verdict = "linear or better"
+    elif worst[0] <= 1.1 * smallest:
+        verdict = "about linear (within the 10% these runs vary by)"
+    else:
+        verdict = "**faster than its inputs: super-linear**"
+    lines += [
+        "",
+        f"The largest growth: {worst[1]} ×{worst[0]:.1f} ({worst[2]}→{worst[3]}), against "
+        f"inputs grown ×{smallest:.0f} at least: {verdict} (log-log slope "
+        f"{math.log(worst[0]) / math.log(smallest):.2f}).",
+    ]
+    return lines
+
+
+def _grow(results: dict[str, SizeResult], a: str, b: str, field: str, number: bool = False) -> Any:
+    ratio = getattr(results[b].spec, field) / getattr(results[a].spec, field)
+    return ratio if number else f"{ratio:.0f}"
+
+
 def render_doc(
     info: dict[str, str],
     results: dict[str, SizeResult],
@@ -691,6 +777,7 @@ def render_doc(
     if missed:
         lines += ["", "Misses:", ""]
         lines += [f"- {t.what}: {t.measured} against {t.goal}. {t.why}" for t in missed]
+    lines += scaling_table(results)
     lines += ["", "## Workspaces", "", "| | tracked files | changed | untracked | units (done) "
               "| log | agent session | built in |", "|---|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
     for name, res in results.items():
