@@ -101,6 +101,7 @@ class ProgressDoc:
 # At the newline before the line (searched in "\n" + text): re finds a literal start fast, where
 # a MULTILINE ^ is tried at every position of a large file.
 _VERSION_LINE = r"\nschema_version:[ \t]*(\d+)[ \t]*(?=#|\r?$)"
+_VERSION_START = "\nschema_version:"  # its literal start
 
 
 def _with_version(text: str, version: int) -> str | None:
@@ -145,9 +146,6 @@ def _version_lines(text: str) -> list[re.Match[str]]:
             found.append(match)
         at = text.find(_VERSION_START, at + 1)
     return found
-
-
-_VERSION_START = "\nschema_version:"
 
 
 def _only_comments(text: str) -> bool:
