@@ -39,7 +39,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -462,6 +461,14 @@ class SizeResult:
             + self.commands["floor: git status --porcelain=v2 -z"].wall
         )
 
+    @property
+    def verify_overhead(self) -> float:
+        """verify-next's wall time minus its verify command run directly."""
+        assert self.verify is not None
+        return (
+            self.verify["verify-next"].wall - self.verify["verify command alone (/bin/sh -c)"].wall
+        )
+
 
 @dataclass
 class Target:
@@ -626,10 +633,7 @@ def targets(results: dict[str, SizeResult]) -> list[Target]:
             out.append(Target(f"hooks added to `git commit` ({name})", f"≤ {HOOK_MS:.0f} ms",
                               ms(added), added * 1000 <= HOOK_MS, WHY["hooks"]))  # fmt: skip
         if res.verify:
-            added = (
-                res.verify["verify-next"].wall
-                - res.verify["verify command alone (/bin/sh -c)"].wall
-            )
+            added = res.verify_overhead
             goal = VERIFY_MS.get(name, 150.0)
             out.append(Target(f"`verify-next` overhead ({name})", f"≤ {goal:.0f} ms",
                               ms(added), added * 1000 <= goal, WHY["verify"]))  # fmt: skip
@@ -645,9 +649,7 @@ def _own_times(res: SizeResult) -> dict[str, float]:
         if not name.startswith("floor") and "--version" not in name
     }
     if res.verify:
-        own["verify-next (overhead)"] = (
-            res.verify["verify-next"].wall - res.verify["verify command alone (/bin/sh -c)"].wall
-        )
+        own["verify-next (overhead)"] = res.verify_overhead
     return own
 
 
@@ -670,9 +672,9 @@ def scaling_table(results: dict[str, SizeResult]) -> list[str]:
         "Each command's own time (wall minus the floor; verify-next minus its command) on each "
         "workspace, and how much it grew from one to the next. The inputs grow together: "
         + "; ".join(
-            f"{a}→{b}: files ×{_grow(results, a, b, 'tracked')}, units "
-            f"×{_grow(results, a, b, 'units')}, log ×{_grow(results, a, b, 'log_mb')}, session "
-            f"×{_grow(results, a, b, 'session_mb')}"
+            f"{a}→{b}: files ×{_grow(results, a, b, 'tracked'):.0f}, units "
+            f"×{_grow(results, a, b, 'units'):.0f}, log ×{_grow(results, a, b, 'log_mb'):.0f}, session "
+            f"×{_grow(results, a, b, 'session_mb'):.0f}"
             for a, b in steps
         )
         + ". A growth below the smallest of them is linear or better in every input "
@@ -691,9 +693,7 @@ def scaling_table(results: dict[str, SizeResult]) -> list[str]:
         )
         shown = command if command.startswith("verify") else f"`{command}`"
         lines.append(f"| {shown} | {cells} | {rises} |")
-    smallest = min(
-        _grow(results, a, b, field, number=True) for a, b in steps for field in ("tracked", "units")
-    )
+    smallest = min(_grow(results, a, b, field) for a, b in steps for field in ("tracked", "units"))
     worst = max(
         (own[b][c] / own[a][c], c, a, b)
         for a, b in steps
@@ -715,9 +715,10 @@ def scaling_table(results: dict[str, SizeResult]) -> list[str]:
     return lines
 
 
-def _grow(results: dict[str, SizeResult], a: str, b: str, field: str, number: bool = False) -> Any:
-    ratio = getattr(results[b].spec, field) / getattr(results[a].spec, field)
-    return ratio if number else f"{ratio:.0f}"
+def _grow(results: dict[str, SizeResult], a: str, b: str, field: str) -> float:
+    """How many times the workspace ``b`` holds ``a``'s ``field`` (files, units, MB)."""
+    ratio: float = getattr(results[b].spec, field) / getattr(results[a].spec, field)
+    return ratio
 
 
 def render_doc(
@@ -801,7 +802,7 @@ def render_doc(
                 "|---|---:|---:|",
                 f"| verify command alone (`/bin/sh -c`) | {ms(direct.wall)} | {direct.rss_mb:.0f} MB |",
                 f"| `resume-kit verify-next` | {ms(verify.wall)} | {verify.rss_mb:.0f} MB |",
-                f"| **overhead** | {ms(verify.wall - direct.wall)} | |",
+                f"| **overhead** | {ms(res.verify_overhead)} | |",
             ]
         if res.hooks:
             h = res.hooks

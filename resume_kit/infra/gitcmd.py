@@ -135,17 +135,8 @@ _CONFIG_ARGS = ("config", "-z", "--get-regexp", r"^(filter|core)\.")
 
 
 def _start_config_read(cwd: os.PathLike[str]) -> Popen[bytes]:
-    """``git config --get-regexp`` of the configuration seen from ``cwd``, started (a Popen)."""
-    import subprocess
-
-    return subprocess.Popen(
-        ["git", *safe_config_args(), *_CONFIG_ARGS],
-        cwd=cwd,
-        env=clean_git_env(),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    )
+    """``git config --get-regexp`` of the configuration seen from ``cwd``, started."""
+    return start_git(cwd, *_CONFIG_ARGS)
 
 
 def start_config_read(cwd: os.PathLike[str]) -> Popen[bytes] | None:

@@ -37,6 +37,7 @@ class _Untaken(dict[str, "Popen[bytes]"]):
 
 
 _started = _Untaken()
+atexit.register(_started.clear)  # what is still running when the process exits is stopped
 
 
 def start_conflicts_check(layout: Layout) -> None:
@@ -48,9 +49,6 @@ def start_conflicts_check(layout: Layout) -> None:
     key = os.fspath(layout.root)
     if key in _started:  # an answer never taken is an old one
         _stop(_started.pop(key))
-    elif not _started:
-        atexit.unregister(_stop_untaken)
-        atexit.register(_stop_untaken)
     with suppress(OSError):
         _started[key] = start_git(layout.root, *_UNMERGED)
 
@@ -58,10 +56,6 @@ def start_conflicts_check(layout: Layout) -> None:
 def _stop(proc: Popen[bytes]) -> None:
     proc.kill()
     proc.communicate()
-
-
-def _stop_untaken() -> None:
-    _started.clear()
 
 
 def unmerged_paths(layout: Layout) -> list[str]:
