@@ -15,7 +15,7 @@ import pytest
 
 from tests.adversarial.test_security_hooks import EVIL, PROGRESS
 from tests.conftest import Result
-from tests.e2e.test_brief_fastpath import Workspace, workspace
+from tests.e2e.test_brief_fastpath import Workspace, settling, workspace
 from tests.hostile import hostile_clone, run_user
 
 __all__ = ["workspace"]  # the fixture, imported for pytest
@@ -32,7 +32,7 @@ def _stored(victim: Path, result: Result) -> None:
     """Build again while the last build stored no receipt because an input had only just
     changed (fastpath.RACY_NS: how soon a build starts after a test's write is the machine's
     speed; our records in the user cache keep changing for 2 s after a change)."""
-    for _ in range(12):
+    for _ in settling():
         if "changed while the brief was built" not in result.stderr:
             return
         result = run_user("brief", cwd=victim, env=DEBUG)

@@ -15,7 +15,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -30,6 +30,16 @@ RACY = "changed while the brief was built"
 
 
 RECORDS = ("fingerprints.json", "facts.json", "hashes.json")  # ours, in the user cache
+SETTLE_SECONDS = 60.0
+
+
+def settling() -> Iterator[None]:
+    """One step per run while our records may still be settling after a change (they keep
+    changing for 2 s after an input did). Bounded by time, not by a count of runs: how many
+    runs fit in 2 s is the machine's speed, and a fast machine fits more than a slow one."""
+    deadline = time.monotonic() + SETTLE_SECONDS
+    while time.monotonic() < deadline:
+        yield
 
 
 class Workspace:
@@ -62,9 +72,7 @@ class Workspace:
         """Make sure a receipt is stored after the build ``built``: when that build refused to
         store one because an input had only just changed, build again (each time unserved and
         equal to ``built``) until one stores."""
-        # an input within 2 s of the change keeps our records changing for up to 2 s, and a
-        # build takes a few tenths of a second
-        for _ in range(12):
+        for _ in settling():
             if RACY not in built[4]:
                 return
             again = self.run()
@@ -77,7 +85,7 @@ class Workspace:
         facts, hashes) leave out what changed less than 2 s before they were written, and take
         it in once it is older: the run that does so rewrites a file the receipt depends on,
         so it and the next (which finds no receipt) are built, unserved and equal."""
-        for _ in range(12):
+        for _ in settling():
             again = self.run()
             assert again[:3] == fresh[:3], again[4]
             if again[3]:
