@@ -1,4 +1,4 @@
-from resume_kit.cli.app import main
+from resume_kit.cli.app import entry
 
 if __name__ == "__main__":
-    main()
+    entry()

@@ -106,6 +106,20 @@ def __getattr__(name: str) -> "Any":
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+def entry() -> None:
+    """The console script's and ``python -m resume_kit``'s entry point: :func:`main`, then the
+    process ends without the interpreter's teardown (:mod:`resume_kit.cli.process_end`)."""
+    try:
+        main()
+    except SystemExit as done:
+        code = done.code
+    else:  # pragma: no cover - main always exits
+        code = 0
+    from resume_kit.cli.process_end import end_process
+
+    end_process(code)
+
+
 def _debug_requested(argv: list[str]) -> bool:
     return "--debug" in argv or os.environ.get("RESUME_KIT_DEBUG", "") not in ("", "0")
 
