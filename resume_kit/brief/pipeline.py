@@ -4,15 +4,8 @@ Aider integration's brief file."""
 
 from __future__ import annotations
 
-import gc
 from pathlib import Path
 from typing import Any
-
-# A brief allocates millions of short-lived objects that hold no cycles (parsed JSON, the
-# progress model, status entries); at CPython's default threshold (700) the collector ran ~350
-# times on a 10,000-unit workspace, 10-15% of the brief's CPU. At 50,000 it runs a few times
-# and the peak memory is the same (measured on the huge bench workspace).
-BUILD_GC_THRESHOLD = (50_000, 20, 100)
 
 
 def build(
@@ -24,14 +17,11 @@ def build(
 ) -> tuple[str, Any, Any]:
     """(rendered text, RenderedBrief, layout) for the current work tree."""
     from resume_kit.facts.history_db import one_connection
+    from resume_kit.infra.collector import fewer_collections
 
-    before = gc.get_threshold()
-    gc.set_threshold(*BUILD_GC_THRESHOLD)
-    try:
-        with one_connection():  # the snapshot's record and the brief's
-            return _build(max_tokens, fmt, summarize, hook_input=hook_input)
-    finally:
-        gc.set_threshold(*before)  # a long-lived caller (the MCP server) keeps its own
+    # one connection for the snapshot's record and the brief's
+    with fewer_collections(), one_connection():
+        return _build(max_tokens, fmt, summarize, hook_input=hook_input)
 
 
 def _build(
