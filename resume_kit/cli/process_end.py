@@ -43,10 +43,16 @@ def end_process(code: object) -> NoReturn:
     and exit with ``code``'s status."""
     threading = sys.modules.get("threading")  # never imported: no thread was started
     if threading is not None:
-        main = threading.main_thread()
-        for thread in threading.enumerate():
-            if thread is not main and not thread.daemon:
-                thread.join()
+        # what the interpreter's shutdown calls first: the threading module's own exit hooks
+        # (they stop idle ThreadPoolExecutor workers), then a join of every non-daemon thread
+        shutdown = getattr(threading, "_shutdown", None)
+        if shutdown is not None:
+            shutdown()
+        else:  # pragma: no cover - an interpreter without it
+            main = threading.main_thread()
+            for thread in threading.enumerate():
+                if thread is not main and not thread.daemon:
+                    thread.join()
     atexit._run_exitfuncs()
     status = exit_status(code)
     for stream in (sys.stdout, sys.stderr):

@@ -56,6 +56,20 @@ def test_a_running_thread_is_waited_for() -> None:
     assert (done.returncode, done.stdout) == (0, b"the thread finished\n")
 
 
+def test_an_idle_thread_pool_does_not_keep_the_process_alive() -> None:
+    """Its workers wait for work in non-daemon threads; the threading module's exit hook
+    tells them to stop, as the interpreter's shutdown does."""
+    done = run(
+        """
+        from concurrent.futures import ThreadPoolExecutor
+        pool = ThreadPoolExecutor(2)
+        print(pool.submit(lambda: "worked").result())
+        end_process(0)
+        """
+    )
+    assert (done.returncode, done.stdout) == (0, b"worked\n")
+
+
 def test_a_closed_stdout_pipe_exits_120_without_a_traceback() -> None:
     proc = subprocess.Popen(
         [
