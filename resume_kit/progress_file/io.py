@@ -98,24 +98,23 @@ class ProgressDoc:
         return text
 
 
-# At the newline before the line (searched in "\n" + text): re finds a literal start fast, where
-# a MULTILINE ^ is tried at every position of a large file.
-_VERSION_LINE = r"\nschema_version:[ \t]*(\d+)[ \t]*(?=#|\r?$)"
-_VERSION_START = "\nschema_version:"  # its literal start
+# At the text's start or the newline before the line: str.find finds that literal fast, where a
+# MULTILINE ^ is tried at every position of a large file.
+_VERSION_LINE = r"(?:\A|\n)schema_version:[ \t]*(\d+)[ \t]*(?=#|\r?$)"
+_VERSION_START = "\nschema_version:"  # its literal start after the first line
 
 
 def _with_version(text: str, version: int) -> str | None:
     """``text`` whose one top-level ``schema_version`` line says ``version`` (an older file is
     rewritten as the current version when it is written for another reason), or None when
     that line is not plainly there (then the full round trip decides)."""
-    lines = _version_lines("\n" + text)
+    lines = _version_lines(text)
     if len(lines) != 1:
         return None
     match = lines[0]
     if int(match.group(1)) == version:
         return text
-    # offsets in "\n" + text, one past those in text
-    bumped = text[: match.start(1) - 1] + str(version) + text[match.end(1) - 1 :]
+    bumped = text[: match.start(1)] + str(version) + text[match.end(1) :]
     if _only_comments(text[: match.start()]):
         # the document's first line: the first key of its (validated) top-level mapping
         return bumped
@@ -139,7 +138,7 @@ def _version_lines(text: str) -> list[re.Match[str]]:
 
     pattern = re.compile(_VERSION_LINE, re.MULTILINE)
     found: list[re.Match[str]] = []
-    at = text.find(_VERSION_START)
+    at = 0 if text.startswith(_VERSION_START[1:]) else text.find(_VERSION_START)
     while at >= 0:
         match = pattern.match(text, at)
         if match is not None:

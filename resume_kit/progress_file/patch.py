@@ -301,6 +301,8 @@ def _pairing(
     when the change is not items changed, renamed, removed or appended in place."""
     old_ids = [u[id_field] for u in old_items]
     new_ids = [u[id_field] for u in new_items]
+    if new_ids[: len(old_ids)] == old_ids:  # the common case, one C comparison: no rename
+        return list(new_items[: len(old_items)])
     if len(new_ids) >= len(old_ids):
         kept = set(new_ids)
         gone = set(old_ids)
@@ -333,27 +335,29 @@ def patch_list(
     if len(starts) != len(old_items):
         return None
     bounds = [*starts, region_end]
-    pieces: list[str] = [text[: starts[0]]]
+    pieces: list[str] = []
+    copied = 0  # the text before this offset is in pieces; the unchanged runs go in whole
     for index, old in enumerate(old_items):
-        block = text[bounds[index] : bounds[index + 1]]
         new = pairing[index]
+        if new is old or (new is not None and new == old):  # `is`: the caller's unchanged data
+            continue
+        pieces.append(text[copied : bounds[index]])
+        block = text[bounds[index] : bounds[index + 1]]
+        copied = bounds[index + 1]
         if new is None:
             # removed: its own lines go, the comments leading into what follows stay
             pieces.append(_split_trailer(block, dash_indent)[1])
             continue
-        if new != old:
-            # Our emitter's blocks are not read back here: it refuses whatever it cannot be
-            # sure of, and the property tests (tests/unit/test_unit_block.py) read every block
-            # it writes back through PyYAML. Reading it here cost a PyYAML import (~25 ms) on
-            # every verify-next.
-            rewritten = _rewrite_fast(block, old, new, dash_indent)
-            if rewritten is None:
-                rewritten = _rewrite_block(block, new, dash_indent, old[id_field], id_field)
-                if rewritten is None or not _holds(rewritten, [new]):
-                    return None
-            block = rewritten
-        pieces.append(block)
-    tail_start = region_end
+        # Our emitter's blocks are not read back here: it refuses whatever it cannot be sure
+        # of, and the property tests (tests/unit/test_unit_block.py) read every block it
+        # writes back through PyYAML. Reading it here cost a PyYAML import (~25 ms) on every
+        # verify-next.
+        rewritten = _rewrite_fast(block, old, new, dash_indent)
+        if rewritten is None:
+            rewritten = _rewrite_block(block, new, dash_indent, old[id_field], id_field)
+            if rewritten is None or not _holds(rewritten, [new]):
+                return None
+        pieces.append(rewritten)
     if len(new_items) > len(old_items):
         added = new_items[len(old_items) :]
         rendered = _render_items(added, dash_indent)
@@ -361,6 +365,10 @@ def patch_list(
             return None
         # New items go after the last item, before blank lines or comments that lead into
         # the next top-level key.
+        if copied < region_end:  # the last item is unchanged: its block is still in text
+            pieces.append(text[copied : bounds[-2]])
+            pieces.append(text[bounds[-2] : region_end])
+            copied = region_end
         last = pieces.pop()
         last_lines = last.splitlines(keepends=True)
         keep = len(last_lines)
@@ -369,5 +377,5 @@ def patch_list(
         ):
             keep -= 1
         pieces.append("".join(last_lines[:keep]) + rendered + "".join(last_lines[keep:]))
-    pieces.append(text[tail_start:])
+    pieces.append(text[copied:])
     return "".join(pieces)
