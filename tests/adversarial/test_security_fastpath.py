@@ -92,6 +92,7 @@ def test_a_hostile_hook_payload_is_served_or_built_as_the_full_path_does(
     from tests.e2e.test_brief_fastpath_hooks import differential, payload, served_once_stored
 
     monkeypatch.chdir(workspace.root)
+    workspace.outlast_fresh_inputs()  # else a record still completing is the miss's reason
     served_once_stored(workspace, lambda: payload("first"), "a new session")  # a receipt
     fifo = workspace.root.parent / "transcript.fifo"
     os.mkfifo(fifo)

@@ -80,6 +80,25 @@ class Workspace:
             built = again
         raise AssertionError(f"no receipt stored: {built[4]}")
 
+    def outlast_fresh_inputs(self) -> None:
+        """Build until a build starts 2 s after the newest input changed. Our records in the
+        user cache (fingerprints, facts, hashes) leave out whatever changed less than 2 s
+        before the build that writes them, and a served brief writes none: only a build after
+        that moment completes them, and then they stop changing. Each step is a real build,
+        not a sleep; how many fit in 2 s is the machine's speed."""
+        from resume_kit.facts.fact_reuse import RACY_NS as FACTS_RACY_NS
+        from resume_kit.facts.fingerprint_reuse import RACY_NS as FINGERPRINTS_RACY_NS
+        from resume_kit.facts.hashcache import RACY_S as HASHES_RACY_S
+
+        window = max(FACTS_RACY_NS, FINGERPRINTS_RACY_NS, int(HASHES_RACY_S * 1e9))
+        settled_ns = newest_input_ns(self.root) + window
+        for _ in settling():
+            started_ns = time.time_ns()
+            self.run(fast=False)
+            if started_ns > settled_ns:
+                return
+        raise AssertionError("the inputs never became 2 s old")
+
     def served_again(self, fresh: tuple[int, str, str, bool, str]) -> None:
         """The next runs serve ``fresh``'s brief. Our records in the user cache (fingerprints,
         facts, hashes) leave out what changed less than 2 s before they were written, and take
@@ -93,6 +112,28 @@ class Workspace:
             because = (RACY, "no stored brief", *(f"/{name}" for name in RECORDS))
             assert any(reason in again[4] for reason in because), again[4]
         raise AssertionError(f"the receipt did not serve: {again[4]}")
+
+
+# What our own builds write in the work tree: not inputs.
+OWN_OUTPUTS = (".resume-kit/snapshots", ".resume-kit/history", ".git/objects", ".git/logs")
+
+
+def newest_input_ns(root: Path) -> int:
+    """The latest change time (mtime or ctime) of the work tree's files, git's index among
+    them, of the agent transcripts and of the user's config."""
+    folders = [root, Path(os.environ["CLAUDE_CONFIG_DIR"]), Path(os.environ["XDG_CONFIG_HOME"])]
+    newest = 0
+    for folder in folders:
+        for dirpath, dirnames, filenames in os.walk(folder):
+            rel = Path(dirpath).relative_to(folder).as_posix()
+            if folder == root:
+                dirnames[:] = [
+                    d for d in dirnames if (d if rel == "." else f"{rel}/{d}") not in OWN_OUTPUTS
+                ]
+            for name in filenames:
+                info = os.lstat(os.path.join(dirpath, name))
+                newest = max(newest, info.st_mtime_ns, info.st_ctime_ns)
+    return newest
 
 
 def session_record(repo: Path, text: str, stamp: str) -> str:

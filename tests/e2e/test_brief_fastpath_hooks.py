@@ -184,15 +184,15 @@ def test_a_new_session_start_is_served_and_equals_a_fresh_build(hook_ws: Workspa
 def test_the_meter_misses_exactly_when_its_finding_would_change(hook_ws: Workspace) -> None:
     """Each new session start adds a meter event; past the meter's limit of sessions since the
     last verification the brief says NO_PROGRESS: that start is built, not served. Markdown
-    briefs, which start no session, first outlast the fixture's fresh files (for 2 s after
-    them each fresh build rewrites the fingerprint record, and no receipt serves), so the
-    flip's reason is the meter's own."""
+    briefs, which start no session, first outlast the fresh inputs (until then a build can
+    still complete our records, and the flip's miss would be for that), so the flip's reason
+    is the meter's own."""
     from resume_kit.progress_file.config import user_config_file
 
     ws = hook_ws
-    ws.served_again(ws.run(fast=False))
     user_config_file().parent.mkdir(parents=True, exist_ok=True)
     user_config_file().write_text("no_progress: {sessions: 6}\n")
+    ws.outlast_fresh_inputs()
     outputs = []
     for number in range(9):
         outputs.append(differential(ws, payload(f"meter-{number}")))
@@ -239,6 +239,7 @@ def test_payload_variants_behave_as_the_full_path(hook_ws: Workspace) -> None:
 
 def test_copilot_prompts_are_served_once_per_session(hook_ws: Workspace) -> None:
     ws = hook_ws
+    ws.outlast_fresh_inputs()  # else all six prompts can fall inside our records' 2 s
 
     def prompt(session: str) -> bytes:
         return json.dumps({"sessionId": session, "cwd": str(ws.root), "prompt": "go"}).encode()
