@@ -4,8 +4,8 @@ A brief or a verify-next allocates hundreds of thousands of objects that hold no
 (parsed JSON, the progress model, status entries): at CPython's default threshold (700) the
 collector ran ~350 times during a brief of the 10,000-unit bench workspace, 10-15% of its CPU.
 At 200,000 it runs a few times and the peak memory is the same: verify-next on huge took
-0.90x the wall time of the default and 0.97x that of 50,000; the brief on huge the same at
-50,000 and 200,000 (paired runs, 2026-12-02).
+0.90x the wall time it took at the default, where 50,000 gave 0.97x; the brief on huge took
+the same at 50,000 and 200,000 (paired runs, 2026-12-02).
 """
 
 from __future__ import annotations
