@@ -258,8 +258,8 @@ def _write_cache(
     written = spliced(previous[0], previous[1], previous[2], digest, data) if previous else None
     if written is None:
         written = payload(digest, data)
-    with contextlib.suppress(OSError):
-        atomic_write(progress_cache_file(layout), written)
+    with contextlib.suppress(OSError):  # checked against progress.yaml's digest when read
+        atomic_write(progress_cache_file(layout), written, durable=False)
     _write_unit_in_progress(layout, data, text)
     return written
 

@@ -87,14 +87,68 @@ def test_a_lock_from_another_host_is_never_broken_silently(tmp_path: Path) -> No
     assert lock.exists()
 
 
+def _rewrite(target: Path, history: Path, text: str) -> None:
+    """What the progress file's writers do: the current version to the history, then the
+    file replaced."""
+    keep_history(target, history)
+    atomic_write(target, text)
+
+
 def test_history_keeps_the_newest_twenty(tmp_path: Path) -> None:
     target = tmp_path / "progress.yaml"
     history = tmp_path / "history"
-    for n in range(300):  # a tight loop: many copies share a clock second, some a tick
-        target.write_text(f"version {n}\n")
-        keep_history(target, history)
+    for n in range(301):  # a tight loop: many copies share a clock second, some a tick
+        _rewrite(target, history, f"version {n}\n")
     kept = sorted(history.iterdir())
     assert [p.read_text() for p in kept] == [f"version {n}\n" for n in range(280, 300)]
+
+
+def test_a_history_copy_is_a_link_that_later_writes_leave_alone(tmp_path: Path) -> None:
+    """The copy is the replaced file itself, under a second name: no bytes copied, and neither
+    the replace nor an editor writing the new file in place reaches it."""
+    target = tmp_path / "progress.yaml"
+    history = tmp_path / "history"
+    target.write_text("version 0\n")
+    os.chmod(target, 0o600)
+    before = os.lstat(target)
+    _rewrite(target, history, "version 1\n")
+    (kept,) = history.iterdir()
+    assert (os.lstat(kept).st_ino, os.lstat(kept).st_nlink) == (before.st_ino, 1)
+    assert oct(os.lstat(kept).st_mode & 0o777) == "0o600"
+    with target.open("w") as in_place:  # as an editor that keeps the inode writes
+        in_place.write("version 2\n")
+    assert kept.read_text() == "version 0\n"
+
+
+def test_a_file_with_another_name_is_copied_not_linked(tmp_path: Path) -> None:
+    """A progress file that is also a name of some other file (a hard link made by hand) is
+    copied: the history never holds a third name of that file."""
+    target = tmp_path / "progress.yaml"
+    elsewhere = tmp_path / "elsewhere.yaml"
+    history = tmp_path / "history"
+    elsewhere.write_text("shared\n")
+    os.link(elsewhere, target)
+    kept = keep_history(target, history)
+    assert kept is not None and kept.read_text() == "shared\n"
+    assert os.lstat(kept).st_ino != os.lstat(elsewhere).st_ino
+    assert os.lstat(elsewhere).st_nlink == 2
+
+
+def test_no_history_copy_of_a_symlink_or_a_fifo(tmp_path: Path) -> None:
+    from resume_kit.infra.safefs import NotARegularFile
+
+    history = tmp_path / "history"
+    secret = tmp_path / "secret"
+    secret.write_text("not ours\n")
+    link = tmp_path / "progress.yaml"
+    link.symlink_to(secret)
+    with pytest.raises(NotARegularFile):
+        keep_history(link, history)
+    fifo = tmp_path / "other.yaml"
+    os.mkfifo(fifo)
+    with pytest.raises(NotARegularFile):
+        keep_history(fifo, history)
+    assert not history.exists() or list(history.iterdir()) == []
 
 
 def test_history_names_sort_in_write_order_whatever_the_clock_does(
@@ -124,9 +178,8 @@ def test_history_names_sort_in_write_order_whatever_the_clock_does(
     with monkeypatch.context() as patched:
         patched.setattr(time, "time_ns", fake_time_ns)
         patched.setattr(time, "gmtime", fake_gmtime)
-        for n in range(25):
-            target.write_text(f"version {n}\n")
-            keep_history(target, history)
+        for n in range(26):
+            _rewrite(target, history, f"version {n}\n")
     kept = sorted(history.iterdir())
     assert [p.read_text() for p in kept] == [f"version {n}\n" for n in range(5, 25)]
 
