@@ -8,9 +8,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from resume_kit.cli.approval import require_approved
-from resume_kit.cli.commands.verify_report import after_run, json_result, nothing_to_do, report
-from resume_kit.cli.display.common import not_recorded_line, shown
-from resume_kit.cli.ui import info, out, print_json, say, warn
+from resume_kit.cli.commands.verify_report import (
+    after_run,
+    dry_run_list,
+    json_result,
+    nothing_to_do,
+    report,
+)
+from resume_kit.cli.display.common import not_recorded_line
+from resume_kit.cli.ui import info, print_json, say, warn
 from resume_kit.infra.collector import fewer_collections
 from resume_kit.infra.errors import (
     EXIT_INTERRUPTED,
@@ -95,7 +101,7 @@ def _run_stale(
             hint="add a `verify:` line to each unit in .resume-kit/progress.yaml",
         )
     if dry_run:
-        return _dry_run(layout, runnable, json_out, as_list=True)
+        return dry_run_list(layout, runnable, json_out, as_list=True)
     require_approved(layout.root, runnable)
     results: list[dict[str, Any]] = []
     code = EXIT_OK
@@ -112,28 +118,6 @@ def _run_stale(
     return code
 
 
-def _dry_run(layout: Layout, units: list[Unit], json_out: bool, as_list: bool = False) -> int:
-    from resume_kit.infra.trust import untrusted
-
-    refused = {u.id for u in untrusted(layout.root, units)}
-    if json_out:
-        items = [
-            {"unit": u.id, "title": u.title, "command": u.verify, "trusted": u.id not in refused}
-            for u in units
-        ]
-        print_json(items if as_list else items[0])
-        return EXIT_OK
-    for unit in units:
-        out(f"{unit.id} — {shown(unit.title)}")
-        out(f"  verify: {shown(unit.verify or '')}")
-        if unit.id in refused:
-            out(
-                "  (not approved on this machine: a person must review it and approve it "
-                "with `resume-kit trust`)"
-            )
-    return EXIT_OK
-
-
 @fewer_collections()  # the model of 10,000 units holds no cycles
 def run(
     unit_id: str | None,
@@ -144,10 +128,27 @@ def run(
     force: bool = False,
 ) -> int:
     from resume_kit.infra.paths import find_layout
+    from resume_kit.runner.verify import spare_supervisor
+
+    layout = find_layout(config_ahead=True)
+    if dry_run:
+        return _run(layout, unit_id, stale, dry_run, timeout, json_out, force)
+    with spare_supervisor(layout.root):  # its start-up overlaps the model's build and the checks
+        return _run(layout, unit_id, stale, dry_run, timeout, json_out, force)
+
+
+def _run(
+    layout: Layout,
+    unit_id: str | None,
+    stale: bool,
+    dry_run: bool,
+    timeout: float | None,
+    json_out: bool,
+    force: bool,
+) -> int:
     from resume_kit.progress_file import config
     from resume_kit.progress_file.io import Reusing, load
 
-    layout = find_layout(config_ahead=True)
     if not dry_run and not force:
         start_conflicts_check(layout)  # git reads the index while the model is built
     doc = load(layout)
@@ -173,13 +174,10 @@ def run(
         return nothing_to_do(progress)
     _require_verify(unit)
     if dry_run:
-        return _dry_run(layout, [unit], json_out)
-    from resume_kit.runner.verify import spare_supervisor
-
-    with spare_supervisor(layout.root):  # started now, it is ready when the command is
-        refuse_while_conflicted(layout, force)
-        require_approved(layout.root, [unit])
-        code, outcome = _verify_one(layout, unit, timeout_s, held, leases)
+        return dry_run_list(layout, [unit], json_out)
+    refuse_while_conflicted(layout, force)
+    require_approved(layout.root, [unit])
+    code, outcome = _verify_one(layout, unit, timeout_s, held, leases)
     if code == EXIT_INTERRUPTED:
         return code
     if json_out:

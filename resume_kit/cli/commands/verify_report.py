@@ -1,13 +1,14 @@
 """What verify-next prints once a command has ended: the pass and the next unit on stdout, a
-failure's excerpt on stderr, or one JSON object; and why there was nothing to verify."""
+failure's excerpt on stderr, or one JSON object; why there was nothing to verify; and what
+--dry-run would run."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 from resume_kit.cli.display.common import shown
-from resume_kit.cli.ui import hint, info, out, say
-from resume_kit.infra.errors import EXIT_NOTHING_TO_DO, ResumeKitError
+from resume_kit.cli.ui import hint, info, out, print_json, say
+from resume_kit.infra.errors import EXIT_NOTHING_TO_DO, EXIT_OK, ResumeKitError
 
 if TYPE_CHECKING:
     from resume_kit.infra.paths import Layout
@@ -101,3 +102,26 @@ def nothing_to_do(progress: Progress) -> int:
         say(f"nothing verifiable: {', '.join(parts)}")
         hint("`resume-kit status` shows why; unblock with `resume-kit start ID`")
     return EXIT_NOTHING_TO_DO
+
+
+def dry_run_list(layout: Layout, units: list[Unit], json_out: bool, as_list: bool = False) -> int:
+    """What --dry-run prints: each unit's command, and whether it is approved here."""
+    from resume_kit.infra.trust import untrusted
+
+    refused = {u.id for u in untrusted(layout.root, units)}
+    if json_out:
+        items = [
+            {"unit": u.id, "title": u.title, "command": u.verify, "trusted": u.id not in refused}
+            for u in units
+        ]
+        print_json(items if as_list else items[0])
+        return EXIT_OK
+    for unit in units:
+        out(f"{unit.id} — {shown(unit.title)}")
+        out(f"  verify: {shown(unit.verify or '')}")
+        if unit.id in refused:
+            out(
+                "  (not approved on this machine: a person must review it and approve it "
+                "with `resume-kit trust`)"
+            )
+    return EXIT_OK
