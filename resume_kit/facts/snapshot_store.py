@@ -46,19 +46,36 @@ def compute_checksum(snapshot: Mapping[str, object]) -> str:
     return "sha256:" + sha256(canonical_bytes(snapshot)).hexdigest()
 
 
-def _top_level_lines(snapshot: Mapping[str, object]) -> str:
-    """JSON with one top-level key per line, each value compact: readable enough, and written
-    by json's C encoder (``indent`` makes it use the pure-Python one, ~4x slower)."""
-    lines = [
-        f" {json.dumps(key, ensure_ascii=False)}: {json.dumps(value, ensure_ascii=False)}"
+def _value_texts(snapshot: Mapping[str, object]) -> dict[str, str]:
+    """Each top-level value in the canonical form (sorted keys, compact): what the stored
+    text is made of, and joined in key order the canonical form itself, so a snapshot is
+    encoded once to be checksummed and written (json's C encoder: ``indent`` makes it use the
+    pure-Python one, ~4x slower)."""
+    return {
+        key: json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         for key, value in snapshot.items()
-    ]
+    }
+
+
+def _checksum_of(texts: Mapping[str, str]) -> str:
+    """:func:`compute_checksum` of the snapshot whose :func:`_value_texts` are ``texts``."""
+    joined = ",".join(
+        f"{json.dumps(key, ensure_ascii=False)}:{texts[key]}"
+        for key in sorted(texts)
+        if key != "checksum"
+    )
+    return "sha256:" + sha256(("{" + joined + "}").encode("utf-8")).hexdigest()
+
+
+def _top_level_lines(texts: Mapping[str, str]) -> str:
+    """JSON with one top-level key per line, each value compact: readable enough."""
+    lines = [f" {json.dumps(key, ensure_ascii=False)}: {text}" for key, text in texts.items()]
     return "{\n" + ",\n".join(lines) + "\n}\n"
 
 
 def dump_snapshot(snapshot: Snapshot) -> str:
     """The stored text of ``snapshot`` (as :func:`save_snapshot` writes it)."""
-    return _top_level_lines(snapshot)
+    return _top_level_lines(_value_texts(snapshot))
 
 
 def save_snapshot(
@@ -70,7 +87,9 @@ def save_snapshot(
 
     snapshot.pop("checksum", None)
     snapshot["trace"] = trace_id(session)
-    snapshot["checksum"] = compute_checksum(snapshot)
+    texts = _value_texts(snapshot)
+    snapshot["checksum"] = _checksum_of(texts)
+    texts["checksum"] = json.dumps(snapshot["checksum"])
     ensure_gitignore(layout)  # snapshots never show up as untracked work, even before `init`
     if layout.snapshots.exists() and not layout.snapshots.is_dir():
         from resume_kit.infra.errors import ResumeKitError
@@ -80,7 +99,7 @@ def save_snapshot(
             hint="move that file away; resume-kit keeps its snapshots in that folder",
         )
     path = layout.snapshots / f"{snapshot['id']}.json"
-    atomic_write(path, dump_snapshot(snapshot))
+    atomic_write(path, _top_level_lines(texts))
     prune(layout.snapshots, SNAPSHOT_NAME, max(1, keep))
     _remember(layout, snapshot)
     return path

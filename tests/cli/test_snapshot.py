@@ -172,6 +172,30 @@ def test_json_safe_values_always_have_a_checksum(value: Any) -> None:
     assert compute_checksum(safe) == compute_checksum(json.loads(json.dumps(safe)))
 
 
+@given(
+    st.dictionaries(
+        st.text(),
+        st.recursive(
+            st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+            lambda inner: (
+                st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3)
+            ),
+            max_leaves=12,
+        ),
+        max_size=5,
+    )
+)
+def test_the_stored_text_and_the_checksum_come_from_one_encoding(body: dict[str, Any]) -> None:
+    """save_snapshot encodes each top-level value once: joined, those texts are the canonical
+    form the checksum covers, and the stored text reads back as the same data."""
+    from resume_kit.facts.snapshot_store import _checksum_of, _top_level_lines, _value_texts
+
+    safe = json_safe(body)
+    texts = _value_texts(safe)
+    assert _checksum_of(texts) == compute_checksum(safe)
+    assert json.loads(_top_level_lines(texts)) == safe
+
+
 def test_undecodable_names_are_escaped() -> None:
     assert json_safe({"path": "caf\udce9.txt"}) == {"path": "caf\\xe9.txt"}
 
