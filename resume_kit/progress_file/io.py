@@ -212,10 +212,10 @@ def read_text(path: Path) -> str:
 _CACHE_FORMAT = 1  # progress_file/cache_json.FORMAT
 
 
-def _digest(text: str) -> str:
+def _digest(text: str | bytes) -> str:
     from resume_kit.core.digest import sha256
 
-    return sha256(text.encode("utf-8")).hexdigest()
+    return sha256(text.encode("utf-8") if isinstance(text, str) else text).hexdigest()
 
 
 def progress_cache_file(layout: Layout) -> Path:
@@ -248,11 +248,12 @@ def _write_cache(
     layout: Layout,
     digest: str,
     data: dict[str, Any],
-    text: str,
+    encoded: bytes,
     previous: tuple[str, str, dict[str, Any]] | None = None,
 ) -> str:
-    """Write the cache for ``text``; its JSON text. ``previous``: (the cache text, digest and
-    data of the version this one replaces), so that only the changed units are serialised."""
+    """Write the cache for the progress file's bytes ``encoded``; its JSON text. ``previous``:
+    (the cache text, digest and data of the version this one replaces), so that only the
+    changed units are serialised."""
     from resume_kit.progress_file.cache_json import payload, spliced
 
     written = spliced(previous[0], previous[1], previous[2], digest, data) if previous else None
@@ -260,7 +261,7 @@ def _write_cache(
         written = payload(digest, data)
     with contextlib.suppress(OSError):  # checked against progress.yaml's digest when read
         atomic_write(progress_cache_file(layout), written, durable=False)
-    _write_unit_in_progress(layout, data, text)
+    _write_unit_in_progress(layout, data, encoded)
     return written
 
 
@@ -270,12 +271,12 @@ def _in_progress_file(layout: Layout) -> Path:
     return Path(in_progress_file(str(layout.user_cache)))
 
 
-def _write_unit_in_progress(layout: Layout, data: dict[str, Any], text: str) -> None:
+def _write_unit_in_progress(layout: Layout, data: dict[str, Any], encoded: bytes) -> None:
     """Tell the git hook which unit is in progress in exactly this text (see hookentry)."""
     from resume_kit.integrations.hook_entry import write_unit_in_progress
 
     first = next((u["id"] for u in data.get("units", []) if u.get("status") == "in_progress"), None)
-    write_unit_in_progress(str(_in_progress_file(layout)), text.encode("utf-8"), first)
+    write_unit_in_progress(str(_in_progress_file(layout)), encoded, first)
 
 
 def _parse_fast(text: str) -> Any:
@@ -360,13 +361,14 @@ def load(layout: Layout, reuse: ProgressDoc | None = None) -> ProgressDoc:
             with contextlib.suppress(ProgressFileError):
                 model = validate(cached, path.name)
         if model is not None and not _in_progress_file(layout).exists():
-            _write_unit_in_progress(layout, cached, text)
+            _write_unit_in_progress(layout, cached, text.encode("utf-8"))
     if model is None:
         model = parse_and_validate(text, path.name)
         cached = to_data(model)
         cache_text = None
         if layout.state_dir.is_dir():
-            cache_text = _write_cache(layout, _digest(text), cached, text)
+            encoded = text.encode("utf-8")
+            cache_text = _write_cache(layout, _digest(encoded), cached, encoded)
     data = cached or to_data(model)
     _LOADED[str(path)] = (text, data, cache_text)
     return ProgressDoc(path=path, progress=model, text=text, data=data)
@@ -383,7 +385,8 @@ def save(layout: Layout, doc: ProgressDoc) -> bool:
     text = doc.render_fast(new_data)
     ensure_gitignore(layout)
     keep_history(doc.path, layout.history)
-    atomic_write(doc.path, text)
+    encoded = text.encode("utf-8")  # once, for the file, its digest and the hook's record
+    atomic_write(doc.path, encoded)
     from resume_kit.progress_file.cache_json import digest_of
 
     remembered = _LOADED.get(str(doc.path))
@@ -393,7 +396,7 @@ def save(layout: Layout, doc: ProgressDoc) -> bool:
         if old_digest is not None and remembered[0] == doc.text:  # of the version replaced
             previous = (remembered[2], old_digest, doc.data)
     doc.text, doc.data, doc._raw = text, new_data, None
-    written = _write_cache(layout, _digest(text), new_data, text, previous)
+    written = _write_cache(layout, _digest(encoded), new_data, encoded, previous)
     _LOADED[str(doc.path)] = (text, new_data, written)
     return True
 
