@@ -37,13 +37,11 @@ def new_snapshot_id(now_ns: int | None = None) -> str:
 
 def canonical_bytes(snapshot: Mapping[str, object]) -> bytes:
     """The canonical form the checksum covers: every key but ``checksum``, sorted, compact."""
-    body = {key: value for key, value in snapshot.items() if key != "checksum"}
-    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return text.encode("utf-8")
+    return _canonical(_value_texts(snapshot))
 
 
 def compute_checksum(snapshot: Mapping[str, object]) -> str:
-    return "sha256:" + sha256(canonical_bytes(snapshot)).hexdigest()
+    return _checksum_of(_value_texts(snapshot))
 
 
 def _value_texts(snapshot: Mapping[str, object]) -> dict[str, str]:
@@ -57,14 +55,19 @@ def _value_texts(snapshot: Mapping[str, object]) -> dict[str, str]:
     }
 
 
-def _checksum_of(texts: Mapping[str, str]) -> str:
-    """:func:`compute_checksum` of the snapshot whose :func:`_value_texts` are ``texts``."""
+def _canonical(texts: Mapping[str, str]) -> bytes:
+    """The canonical form of the snapshot whose :func:`_value_texts` are ``texts``: what
+    ``json.dumps`` with sorted keys and compact separators gives for all but ``checksum``."""
     joined = ",".join(
         f"{json.dumps(key, ensure_ascii=False)}:{texts[key]}"
         for key in sorted(texts)
         if key != "checksum"
     )
-    return "sha256:" + sha256(("{" + joined + "}").encode("utf-8")).hexdigest()
+    return ("{" + joined + "}").encode("utf-8")
+
+
+def _checksum_of(texts: Mapping[str, str]) -> str:
+    return "sha256:" + sha256(_canonical(texts)).hexdigest()
 
 
 def _top_level_lines(texts: Mapping[str, str]) -> str:

@@ -187,12 +187,16 @@ def test_json_safe_values_always_have_a_checksum(value: Any) -> None:
 )
 def test_the_stored_text_and_the_checksum_come_from_one_encoding(body: dict[str, Any]) -> None:
     """save_snapshot encodes each top-level value once: joined, those texts are the canonical
-    form the checksum covers, and the stored text reads back as the same data."""
-    from resume_kit.facts.snapshot_store import _checksum_of, _top_level_lines, _value_texts
+    form the checksum covers (the whole body through json.dumps, sorted and compact, as the
+    stored snapshots' checksums were made), and the stored text reads back as the same data."""
+    from resume_kit.facts.snapshot_store import _top_level_lines, _value_texts
 
     safe = json_safe(body)
     texts = _value_texts(safe)
-    assert _checksum_of(texts) == compute_checksum(safe)
+    whole = {key: value for key, value in safe.items() if key != "checksum"}
+    expected = json.dumps(whole, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    assert canonical_bytes(safe) == expected.encode("utf-8")
+    assert compute_checksum(safe) == "sha256:" + hashlib.sha256(expected.encode()).hexdigest()
     assert json.loads(_top_level_lines(texts)) == safe
 
 
