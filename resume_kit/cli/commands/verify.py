@@ -127,13 +127,14 @@ def run(
     json_out: bool,
     force: bool = False,
 ) -> int:
+    from contextlib import nullcontext
+
     from resume_kit.infra.paths import find_layout
     from resume_kit.runner.verify import spare_supervisor
 
     layout = find_layout(config_ahead=True)
-    if dry_run:
-        return _run(layout, unit_id, stale, dry_run, timeout, json_out, force)
-    with spare_supervisor(layout.root):  # its start-up overlaps the model's build and the checks
+    # started now, its start-up overlaps the model's build and the checks
+    with nullcontext() if dry_run else spare_supervisor(layout.root):
         return _run(layout, unit_id, stale, dry_run, timeout, json_out, force)
 
 
