@@ -39,6 +39,7 @@ import os
 import random
 import select
 import signal
+import statistics
 import subprocess
 import sys
 import time
@@ -58,6 +59,7 @@ from tests.conftest import git
 
 pytestmark = pytest.mark.slow  # about a minute and a half; CI runs it (plain `pytest`)
 
+CALIBRATION_RUNS = 3
 RUNS = {"add": 45, "verify-next": 55, "snapshot": 35, "hook": 45, "hook run": 15, "run": 25}
 SEED = int(os.environ.get("RESUME_KIT_CRASH_SEED", str(time.time_ns() % 10**9)))
 LOCK_TIMEOUT = "3"
@@ -332,18 +334,24 @@ def command_line(scenario: Scenario, wrapper: Path, i: int, by_event: bool) -> l
 
 
 def calibrate(repo: Path, scenario: Scenario, wrapper: Path, count_file: Path) -> tuple[int, float]:
-    """(state events, seconds) of one full, unkilled run: the ranges kill points are drawn from."""
-    scenario.before_run(repo, -1)
-    started = time.monotonic()
-    proc = spawn(repo, command_line(scenario, wrapper, -1, by_event=not scenario.git_commit),
-                 {"RK_EVENT_COUNT_FILE": str(count_file)})  # fmt: skip
-    _, err = proc.communicate(timeout=120)
-    seconds = time.monotonic() - started
-    wait_for_stragglers(repo)
-    seconds = max(seconds, time.monotonic() - started)
-    assert proc.returncode in scenario.ok_codes, err.decode(errors="replace")
-    events = int(count_file.read_text()) if count_file.exists() else 0
-    return max(events, 1), seconds
+    """(state events, seconds) of full, unkilled runs: the ranges kill points are drawn from.
+
+    The seconds are the median of CALIBRATION_RUNS runs: one slow first run (cold caches, a
+    busy CI machine) would otherwise stretch every delay past the end of the runs it draws for,
+    and almost none would be killed."""
+    events, durations = 1, []
+    for k in range(CALIBRATION_RUNS):
+        scenario.before_run(repo, -1 - k)
+        started = time.monotonic()
+        proc = spawn(repo, command_line(scenario, wrapper, -1 - k, by_event=not scenario.git_commit),
+                     {"RK_EVENT_COUNT_FILE": str(count_file)})  # fmt: skip
+        _, err = proc.communicate(timeout=120)
+        wait_for_stragglers(repo)
+        durations.append(time.monotonic() - started)
+        assert proc.returncode in scenario.ok_codes, err.decode(errors="replace")
+        if count_file.exists():
+            events = max(events, int(count_file.read_text()))
+    return events, statistics.median(durations)
 
 
 def crash_loop(repo: Path, scenario: Scenario, runs: int, wrapper: Path, tmp: Path) -> Stats:
@@ -540,7 +548,7 @@ def test_kill_hook_run_entry(repo: Path, wrapper: Path, tmp_path: Path) -> None:
 
 def test_kill_run(repo: Path, wrapper: Path, tmp_path: Path) -> None:
     """`resume-kit run` (the batch): each kill loses at most the units that were running."""
-    make_project(repo, RUNS["run"] * 3 + 10)
+    make_project(repo, (RUNS["run"] + CALIBRATION_RUNS) * 3 + 10)
     scenario = Scenario(
         "run", lambda i: ["run", "--max-units", "3", "--keep-going", *(["--jobs", "2"] if i % 2 else [])],
         ok_codes=(0, 1, 3),
