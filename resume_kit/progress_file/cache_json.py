@@ -70,7 +70,7 @@ def spliced(
         return None
     units = old_parts[1]
     for old, new in zip(old_units, new_units, strict=True):
-        if old == new:
+        if old is new or old == new:  # `is`: a dict's == compares every key (~2 ms on 10,000)
             continue
         if not isinstance(old, dict) or not isinstance(new, dict) or old.get("id") != new.get("id"):
             return None
