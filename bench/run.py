@@ -578,7 +578,7 @@ WHY = {
         "detached snapshot (about a second of CPU on huge) competing with the next commits; "
         "`git commit` itself takes a quarter second on huge."
     ),
-    # Phase timings: the functions below wrapped with perf_counter in the real CLI process
+    # The verify-next phases: its functions wrapped with perf_counter in the real CLI process
     # (bench workspaces, 2026-12-03, load ~0.1-1, medians of 5), progress restored between runs.
     "verify-small": (
         "Phases of one run (in-process, 2026-12-03, load ~0.1, medians of 5; the run ends ~80 "
@@ -735,19 +735,17 @@ def scaling_table(results: dict[str, SizeResult]) -> list[str]:
     step_inputs = {
         (a, b): min(_grow(results, a, b, field) for field in ("tracked", "units")) for a, b in steps
     }
-    slope, rise, command, a, b = max(
+    rise, command, a, b = max(
         (
-            math.log(own[b][c] / own[a][c]) / math.log(step_inputs[a, b]),
-            own[b][c] / own[a][c],
-            c,
-            a,
-            b,
-        )
-        for a, b in steps
-        for c in own[a]
-        if c in own[b] and own[a][c] > 0.001 and own[b][c] > 0
+            (own[b][c] / own[a][c], c, a, b)
+            for a, b in steps
+            for c in own[a]
+            if c in own[b] and own[a][c] > 0.001 and own[b][c] > 0
+        ),
+        key=lambda grown: math.log(grown[0]) / math.log(step_inputs[grown[2], grown[3]]),
     )
     inputs = step_inputs[a, b]
+    slope = math.log(rise) / math.log(inputs)
     if rise <= inputs:
         verdict = "linear or better"
     elif rise <= 1.1 * inputs:
