@@ -16,11 +16,9 @@ def build(
     hook_input: dict[str, Any] | None,
 ) -> tuple[str, Any, Any]:
     """(rendered text, RenderedBrief, layout) for the current work tree."""
-    from resume_kit.facts.history_db import one_connection
     from resume_kit.infra.collector import fewer_collections
 
-    # one connection for the snapshot's record and the brief's
-    with fewer_collections(), one_connection():
+    with fewer_collections():
         return _build(max_tokens, fmt, summarize, hook_input=hook_input)
 
 

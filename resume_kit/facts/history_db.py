@@ -5,9 +5,10 @@ One database per work tree in the user's data directory (``history/<key>.sqlite3
 for the cache folder), so a clone cannot ship a forged one; in ``.resume-kit/history.sqlite``
 only when the person asked (facts/history_place). WAL journal, ``synchronous=NORMAL``:
 a kill -9 loses at most the row being written, never the file. Size cap :data:`MAX_BYTES`: when
-the file grows past it, the oldest :data:`PRUNE_FRACTION` of the rows go. An append is one
-INSERT (the FTS index follows by trigger); ``sqlite3`` is imported only when a row is written.
-Appends fail open: the history never stops a command or a hook.
+the file grows past it, the oldest :data:`PRUNE_FRACTION` of the rows go. An append is one line
+in the database's journal (facts/history_journal: no ``sqlite3`` on the command's path); every
+reader first moves the journal in (:func:`ingest`). Appends fail open: the history never stops
+a command or a hook.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,7 +30,6 @@ TRACE_ENV = "RESUME_KIT_TRACE"  # a run or agent session passes its trace id to 
 OFF_ENV = "RESUME_KIT_HISTORY"
 MAX_BYTES = 64 * 1024 * 1024
 PRUNE_FRACTION = 0.25
-PRUNE_EVERY = 200  # rows between two size checks
 EXCERPT_CHARS = 4000
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS records (
@@ -53,6 +52,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS records_fts USING fts5(
 CREATE TRIGGER IF NOT EXISTS records_ai AFTER INSERT ON records BEGIN
     INSERT INTO records_fts(rowid, text, unit, kind) VALUES (new.id, new.text, new.unit, new.kind);
 END;
+CREATE TABLE IF NOT EXISTS ingested (name TEXT PRIMARY KEY);
 CREATE TRIGGER IF NOT EXISTS records_ad AFTER DELETE ON records BEGIN
     INSERT INTO records_fts(records_fts, rowid, text, unit, kind)
     VALUES ('delete', old.id, old.text, old.unit, old.kind);
@@ -95,6 +95,18 @@ def history_root() -> Path:
     return Path(user_data_dir("resume-kit", appauthor=False)) / "history"
 
 
+def user_databases() -> list[Path]:
+    """The databases in the user's data directory, with those whose records are all still in
+    their journal (facts/history_journal)."""
+    found: set[Path] = set()
+    with contextlib.suppress(OSError):
+        for path in history_root().iterdir():
+            name, dot, _ = path.name.partition(".sqlite3")
+            if dot and name:
+                found.add(path.with_name(name + dot))
+    return sorted(found)
+
+
 def db_path(root: str, git_common_dir: str) -> Path:
     from resume_kit.core.digest import sha256_hex
 
@@ -123,75 +135,88 @@ def append(
     signature: str | None = None,
     passed: bool | None = None,
     trace: str | None = None,
-) -> int | None:
-    """Add one record; its id, or None when the history could not be written (fail open)."""
+) -> bool:
+    """Add one record (to the database's journal); whether it was written (fail open)."""
     if os.environ.get(OFF_ENV) == "off":
-        return None
+        return False
     try:
+        import json
+
+        from resume_kit.facts import history_journal
         from resume_kit.facts.history_place import own_db
         from resume_kit.infra.redact import redact
 
         path = own_db(layout)  # a refused in-repo file: nothing written (fails open)
-        shared = _SHARED.get(_thread_key())
-        con = shared.get(path) if shared is not None else None
-        if con is None:
-            con = connect(path)
-            if shared is not None:
-                shared[path] = con
-        try:
-            cur = con.execute(
-                "INSERT INTO records(at, kind, unit, commit_sha, trace, signature, passed, root,"
-                " text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    time.time(),
-                    kind,
-                    unit,
-                    commit,
-                    trace_id(trace),
-                    signature,
-                    None if passed is None else int(passed),
-                    str(layout.root),
-                    redact(text[:EXCERPT_CHARS]),  # stored redacted, not only shown so
-                ),
-            )
-            row = cur.lastrowid
-            if row is not None and row % PRUNE_EVERY == 0:
-                prune(con, path)
-            return row
-        finally:
-            if shared is None:
-                con.close()
+        record = {
+            "at": time.time(),
+            "kind": kind,
+            "unit": unit,
+            "commit_sha": commit,
+            "trace": trace_id(trace),
+            "signature": signature,
+            "passed": None if passed is None else int(passed),
+            "root": str(layout.root),
+            "text": redact(text[:EXCERPT_CHARS]),  # stored redacted, not only shown so
+        }
+        line = (json.dumps(record) + "\n").encode("ascii")  # lone surrogates stay escaped
+        if history_journal.write(path, line) > history_journal.INGEST_BYTES:
+            ingest(path)
+        return True
     except Exception:  # the history never stops a command or a hook
-        return None
+        return False
 
 
-# Connections kept open inside one_connection(), per thread (a sqlite3 connection stays in its
-# thread) and file.
-_SHARED: dict[tuple[int, int], dict[Path, sqlite3.Connection]] = {}
+_RECORD_KEYS = ("at", "kind", "unit", "commit_sha", "trace", "signature", "passed", "root", "text")
 
 
-def _thread_key() -> tuple[int, int]:
-    import _thread
+def ingest(path: Path) -> int:
+    """Move the journaled records of the database ``path`` into it (each claimed journal in
+    one transaction, remembered by name until its file is gone: a reader stopped halfway
+    never adds a record twice); how many rows were added. Readers call it first."""
+    import sqlite3
 
-    return os.getpid(), _thread.get_ident()
+    from resume_kit.facts import history_journal
 
-
-@contextlib.contextmanager
-def one_connection() -> Iterator[None]:
-    """Appends of this thread inside the block share one connection per file, closed when it
-    ends: closing a connection checkpoints the WAL (an fsync), and a brief appends twice (its
-    snapshot, itself)."""
-    key = _thread_key()
-    if key in _SHARED:  # nested: the outer block closes them
-        yield
-        return
-    _SHARED[key] = {}
+    claimed = history_journal.claim(path)
+    if not claimed:
+        return 0
+    added = 0
+    con = connect(path)
     try:
-        yield
+        for journal in claimed:
+            try:
+                fd = history_journal.open_claimed(journal)
+            except OSError:  # a symlink under that name: never followed, never moved in
+                continue
+            if fd is None:
+                continue  # another reader moved it in
+            try:
+                try:
+                    records = history_journal.read_claimed(fd, journal)
+                except history_journal.NotAJournal:
+                    continue
+                con.execute("BEGIN IMMEDIATE")
+                done = con.execute("SELECT 1 FROM ingested WHERE name = ?", (journal.name,))
+                if done.fetchone() is None:
+                    for record in records:
+                        with contextlib.suppress(sqlite3.Error, UnicodeEncodeError):
+                            con.execute(
+                                f"INSERT INTO records({', '.join(_RECORD_KEYS)})"
+                                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                                [record.get(key) for key in _RECORD_KEYS],
+                            )
+                            added += 1
+                    con.execute("INSERT INTO ingested(name) VALUES (?)", (journal.name,))
+                con.execute("COMMIT")
+                os.unlink(journal)
+                con.execute("DELETE FROM ingested WHERE name = ?", (journal.name,))
+            finally:
+                os.close(fd)
+        if added:
+            prune(con, path)
     finally:
-        for con in _SHARED.pop(key).values():
-            with contextlib.suppress(Exception):
-                con.close()
+        con.close()
+    return added
 
 
 def prune(con: sqlite3.Connection, path: Path, max_bytes: int = MAX_BYTES) -> int:
@@ -219,6 +244,12 @@ def _wal_size(path: Path) -> int:
         return 0
 
 
+def _ingest_quietly(path: Path) -> None:
+    """:func:`ingest` for a reader: what cannot be moved in now waits for the next one."""
+    with contextlib.suppress(Exception):
+        ingest(path)
+
+
 _COLUMNS = "id, at, kind, unit, commit_sha, trace, signature, passed, root, text"
 
 
@@ -236,6 +267,7 @@ def search(paths: list[Path], text: str, limit: int = 200) -> list[dict[str, Any
     """Records matching ``text`` in the databases ``paths``, oldest first."""
     found: list[dict[str, Any]] = []
     for path in paths:
+        _ingest_quietly(path)
         if not path.is_file():
             continue
         con = connect(path)
@@ -254,6 +286,7 @@ def search(paths: list[Path], text: str, limit: int = 200) -> list[dict[str, Any
 
 def unit_records(path: Path, ident: str) -> list[dict[str, Any]]:
     """Every record of unit ``ident``, or of trace ``ident`` when no unit has that id."""
+    _ingest_quietly(path)
     if not path.is_file():
         return []
     con = connect(path)
@@ -273,6 +306,7 @@ def unit_records(path: Path, ident: str) -> list[dict[str, Any]]:
 
 
 def later_pass(path: Path, unit: str | None, after: float) -> bool:
+    _ingest_quietly(path)
     if unit is None or not path.is_file():
         return False
     con = connect(path)
@@ -288,6 +322,7 @@ def later_pass(path: Path, unit: str | None, after: float) -> bool:
 
 def all_records(path: Path) -> list[dict[str, Any]]:
     """Every record, oldest first (the timeline)."""
+    _ingest_quietly(path)
     if not path.is_file():
         return []
     con = connect(path)

@@ -5,7 +5,8 @@ The choice is the person's, never the repository's: it is kept in the user's dat
 (``history/<key>.where``, next to the database) by ``resume-kit history keep``, which refuses
 without a terminal, or given by ``RESUME_KIT_HISTORY=in-repo`` (``user-data``: the default; both
 win over the stored choice). A database file that came with a clone is never opened unless the
-person chose in-repo; the in-repo file and its ``-wal``/``-shm`` must be regular files or absent
+person chose in-repo; the in-repo file, its ``-wal``/``-shm`` and its journal (``.pending``)
+must be regular files or absent
 (a symlink, FIFO or device is refused with one line), under a ``.resume-kit/`` with no symlink.
 """
 
@@ -25,7 +26,9 @@ IN_REPO = "in-repo"
 USER_DATA = "user-data"
 PLACES = (IN_REPO, USER_DATA)
 IN_REPO_NAME = "history.sqlite"
-SIDE_FILES = ("", "-wal", "-shm")  # SQLite's database, write-ahead log and shared memory
+# SQLite's database, write-ahead log and shared memory, and the journal of records not yet in
+# the database (facts/history_journal)
+SIDE_FILES = ("", "-wal", "-shm", ".pending")
 
 
 def _user_db(layout: Layout) -> Path:
@@ -54,8 +57,8 @@ def place(layout: Layout) -> str:
 
 def in_repo_db(layout: Layout) -> Path:
     """``.resume-kit/history.sqlite``, checked: raises :class:`ResumeKitError` (one line) when
-    it, its ``-wal`` or ``-shm`` is anything but a regular file or absent, or a folder on the
-    way is a symlink."""
+    it, its ``-wal``, ``-shm`` or journal is anything but a regular file or absent, or a folder
+    on the way is a symlink."""
     path = layout._state(IN_REPO_NAME)  # no symlink on the way, nor the file itself
     _check_regular(layout, path)
     return path
@@ -96,6 +99,7 @@ def other_in_repo_dbs() -> list[Path]:
     """The in-repo databases of the work trees whose person chose in-repo (for
     ``--all-repos``), each checked as :func:`in_repo_db` does; the ones refused are skipped."""
     from resume_kit.facts.history_db import history_root
+    from resume_kit.facts.history_journal import journal_path
     from resume_kit.infra.safefs import contained
 
     found: list[Path] = []
@@ -112,7 +116,7 @@ def other_in_repo_dbs() -> list[Path]:
             _check_regular(None, path)
         except (OSError, UnicodeDecodeError, ResumeKitError):
             continue
-        if path.is_file():
+        if path.is_file() or os.path.lexists(journal_path(path)):
             found.append(path)
     return found
 
@@ -141,9 +145,15 @@ def keep(layout: Layout, where: str) -> list[str]:
         lines.append(f"the history is already kept in {_name(layout, where)}")
     elif where == IN_REPO:
         target = in_repo_db(layout)
-        if os.path.lexists(target):
+        # the database, its side files, a journal a reader claimed: any of them is a stranger's
+        present = (
+            sorted(p for p in target.parent.iterdir() if p.name.startswith(target.name))
+            if target.parent.is_dir()
+            else []
+        )
+        if present:
             raise ResumeKitError(
-                f"{layout.rel(target)} already exists and was not made here for you: not used",
+                f"{layout.rel(present[0])} already exists and was not made here for you: not used",
                 hint="move it away (it may have come with the clone), then ask again",
             )
         ensure_gitignore(layout)  # never committed
@@ -179,8 +189,9 @@ def _copy(source: Path, target: Path) -> int:
     while another process appends); how many records were copied."""
     import sqlite3
 
-    from resume_kit.facts.history_db import connect
+    from resume_kit.facts.history_db import connect, ingest
 
+    ingest(source)  # the records still in its journal go with it
     if not source.is_file():
         return 0
     src = sqlite3.connect(str(source), timeout=5.0)

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from pathlib import Path
 
-from resume_kit.facts import history_db
+from resume_kit.facts import history_db, history_journal
 from tests.conftest import git, run_cli
 
 TRUST = {"RESUME_KIT_TRUST": "all"}
@@ -118,6 +119,9 @@ def test_a_secret_in_a_failure_is_stored_redacted(repo: Path, cli) -> None:  # t
     leak = 'echo "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY" >&2; exit 1'
     assert cli("add", "Leak", "--verify", leak).code == 0
     assert cli("verify-next", env=TRUST).code == 1
+    journaled = history_journal.journal_path(_db(repo)).read_text()
+    assert "wJalrXUtnFEMI" not in journaled and "REDACTED" in journaled
+    assert history_db.ingest(_db(repo)) >= 1
     stored = "\n".join(
         row[0] for row in sqlite3.connect(_db(repo)).execute("SELECT text FROM records")
     )
@@ -138,41 +142,73 @@ def test_the_search_line_names_what_a_record_has_and_leaves_out_what_it_lacks(
     assert "None" not in line
 
 
-def test_appends_in_one_block_share_one_connection_and_every_row_lands(
+WRITER = """
+import sys
+from pathlib import Path
+from resume_kit.facts.history_db import append
+from resume_kit.infra.paths import Layout
+root, name = Path(sys.argv[1]), sys.argv[2]
+layout = Layout(root=root, git_dir=root / ".git", git_common_dir=root / ".git")
+for i in range(int(sys.argv[3])):
+    assert append(layout, "verify", f"{name} row {i} " + "z" * 3000, unit=name)
+"""
+
+
+def test_an_append_writes_one_journal_line_and_opens_no_database(repo: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    _setup(cli, repo)
+    db = _db(repo)
+    journal = history_journal.journal_path(db)
+    assert cli("verify-next", env=TRUST).code == 1
+    assert not db.exists() and journal.stat().st_mode & 0o777 == 0o600
+    lines = journal.read_bytes().splitlines()
+    assert [json.loads(x)["kind"] for x in lines] == ["verify"]
+    found = json.loads(cli("history", "search", "frobnication failed", "--json").stdout)
+    assert found["matches"] == 1 and db.is_file() and not journal.exists()
+
+
+def test_concurrent_writers_and_readers_lose_and_repeat_no_record(
     repo: Path,
     cli,  # type: ignore[no-untyped-def]
-    monkeypatch,  # type: ignore[no-untyped-def]
 ) -> None:
-    """A brief appends twice inside history_db.one_connection(): one connection (closing one
-    checkpoints the WAL), both rows written; another thread takes its own (sqlite3's rule)."""
-    import threading
+    """Four writer processes append while this one keeps moving the journal in (and the
+    writers cross the size that makes them move it in too): every record lands once."""
+    import subprocess
+    import sys
 
-    from resume_kit.infra.paths import find_layout
+    assert cli("init", "--goal", "g").code == 0
+    root = repo.resolve()
+    db = _db(repo)
+    writers = [
+        subprocess.Popen([sys.executable, "-c", WRITER, str(root), f"w{n}", "150"])
+        for n in range(4)
+    ]
+    while any(w.poll() is None for w in writers):
+        history_db.ingest(db)
+    assert [w.returncode for w in writers] == [0, 0, 0, 0]
+    history_db.ingest(db)
+    with sqlite3.connect(db) as con:
+        texts = [row[0].split(" z")[0] for row in con.execute("SELECT text FROM records")]
+    assert sorted(texts) == sorted(f"w{n} row {i}" for n in range(4) for i in range(150))
+    assert not [p for p in db.parent.iterdir() if ".pending" in p.name]
 
+
+def test_a_journal_moved_in_by_a_reader_that_stopped_before_deleting_it_is_not_added_twice(
+    repo: Path,
+    cli,  # type: ignore[no-untyped-def]
+) -> None:
     _setup(cli, repo)
-    layout = find_layout(repo)
-    opened: list[Path] = []
-    real = history_db.connect
-
-    def counting(path: Path) -> sqlite3.Connection:
-        opened.append(path)
-        return real(path)
-
-    monkeypatch.setattr(history_db, "connect", counting)
-    from_thread: list[int | None] = []
-    with history_db.one_connection():
-        first = history_db.append(layout, "brief", "one")
-        second = history_db.append(layout, "brief", "two")
-        worker = threading.Thread(
-            target=lambda: from_thread.append(history_db.append(layout, "brief", "three"))
-        )
-        worker.start()
-        worker.join()
-    assert first is not None and second == first + 1
-    assert len(opened) == 2  # this thread's one, the worker's own
-    assert from_thread[0] is not None
-    with sqlite3.connect(_db(repo)) as con:
-        texts = [row[0] for row in con.execute("SELECT text FROM records WHERE kind = 'brief'")]
-    assert texts[-3:] == ["one", "two", "three"]
-    assert history_db.append(layout, "brief", "after") is not None  # outside: its own, closed
-    assert len(opened) == 3
+    cli("verify-next", env=TRUST)
+    db = _db(repo)
+    (claimed,) = history_journal.claim(db)
+    records = history_journal.read_claimed(os.open(claimed, os.O_RDONLY), claimed)
+    con = history_db.connect(db)  # what a reader killed between its COMMIT and the unlink left
+    con.execute(
+        "INSERT INTO records(at, kind, unit, root, text) VALUES (?, ?, ?, ?, ?)",
+        [records[0][k] for k in ("at", "kind", "unit", "root", "text")],
+    )
+    con.execute("INSERT INTO ingested(name) VALUES (?)", (claimed.name,))
+    con.close()
+    assert history_db.ingest(db) == 0 and not claimed.exists()
+    assert len(history_db.unit_records(db, "widget")) == 1
+    cli("verify-next", env=TRUST)  # the next claim is moved in as usual
+    assert len(history_db.unit_records(db, "widget")) == 2

@@ -63,3 +63,5 @@ def test_a_kill_9_during_writes_leaves_a_sound_database(tmp_path: Path) -> None:
         "after the crash AfterCrash"
     ]
     assert len(history_db.search([path], "KillNine")) == min(count, 200)
+    with sqlite3.connect(path) as con:  # the journal moved in whatever the kill interrupted
+        assert con.execute("SELECT count(*) - count(DISTINCT text) FROM records").fetchone() == (0,)

@@ -41,6 +41,7 @@ def _user_db(repo: Path) -> Path:
 
 
 def _count(path: Path) -> int:
+    history_db.ingest(path)  # as every reader does: the journal's records first
     with sqlite3.connect(path) as con:
         return int(con.execute("SELECT count(*) FROM records").fetchone()[0])
 
@@ -190,3 +191,41 @@ def test_all_repos_reads_a_tree_kept_in_repo_once(repo: Path, tmp_path: Path) ->
     data = json.loads(found.stdout)
     assert data["matches"] == 2  # both failures, from the in-repo file, not also its old copy
     assert {r["root"] for r in data["records"]} == {str(other.resolve())}
+
+
+def test_a_committed_journal_symlink_or_fifo_is_refused_and_never_followed(
+    repo: Path, tmp_path: Path
+) -> None:
+    """The journal records wait in (``history.sqlite.pending``) is one of the in-repo files: a
+    clone's symlink there is neither written through nor read, a FIFO never blocks."""
+    _setup(repo)
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"keep")
+    journal = repo / ".resume-kit" / "history.sqlite.pending"
+    journal.symlink_to(victim)
+    _committed(repo, "history.sqlite.pending")
+    env = {**TRUST, history_db.OFF_ENV: "in-repo"}
+    assert run_cli_subprocess("verify-next", cwd=repo, env=env).code == 1  # the append fails open
+    shown = run_cli_subprocess("history", "show", "widget", cwd=repo, env=env)
+    assert shown.code == 2 and "history.sqlite.pending is not a regular file" in shown.stderr
+    assert victim.read_bytes() == b"keep"
+    code, output = _at_terminal("history", "keep", "in-repo", cwd=repo)
+    assert code == 2 and "history.sqlite.pending" in output
+    journal.unlink()
+    os.mkfifo(journal)
+    assert run_cli_subprocess("verify-next", cwd=repo, env=env).code == 1  # no hang
+    assert run_cli_subprocess("history", "show", "widget", cwd=repo, env=env).code == 2
+
+
+def test_a_stranger_s_claimed_journal_is_not_read_as_yours(repo: Path) -> None:
+    """A clone's ``history.sqlite.pending.<hex>`` with forged records: unless the person chose
+    in-repo, nothing reads it; asking for in-repo refuses while it is there."""
+    _setup(repo)
+    forged = repo / ".resume-kit" / "history.sqlite.pending.0123456789ab"
+    line = {"at": 1, "kind": "verify", "unit": "widget", "root": "/x", "text": "ForgedError"}
+    forged.write_text(json.dumps(line) + "\n")
+    run_cli_subprocess("verify-next", cwd=repo, env=TRUST)
+    found = run_cli_subprocess("history", "search", "ForgedError", "--json", cwd=repo)
+    assert found.code == 3 and forged.exists()
+    code, output = _at_terminal("history", "keep", "in-repo", cwd=repo)
+    assert code == 2 and "history.sqlite.pending.0123456789ab already exists" in output

@@ -67,14 +67,14 @@ def _passed_later(rows: list[dict[str, Any]]) -> bool:
 
 
 def search(text: str, json_out: bool, all_repos: bool) -> int:
-    from resume_kit.facts.history_db import history_root
     from resume_kit.facts.history_db import search as find
+    from resume_kit.facts.history_db import user_databases
 
     paths = [_own_db()]
     if all_repos:
         from resume_kit.facts.history_place import other_in_repo_dbs, superseded
 
-        kept = [p for p in sorted(history_root().glob("*.sqlite3")) if not superseded(p)]
+        kept = [p for p in user_databases() if not superseded(p)]
         others = [*kept, *other_in_repo_dbs()]
         paths += [p for p in others if p not in paths]
     rows = find(paths, text)
