@@ -167,7 +167,7 @@ def test_status(workspace: Path, tmp_path: Path, cache: str) -> None:
 def test_snapshot(workspace: Path, tmp_path: Path, args: list[str]) -> None:
     found = cli_modules(workspace, tmp_path, *args)
     assert "resume_kit.facts.snapshot" in found
-    assert heavy(found, NEVER | RENDERING | {"rich", "resume_kit.brief.build"}) == []
+    assert heavy(found, NEVER | RENDERING | {"rich", "resume_kit.brief.build", "sqlite3"}) == []
 
 
 def test_snapshot_pre_compact_hook(workspace: Path, tmp_path: Path) -> None:
@@ -189,8 +189,9 @@ def test_brief_without_summarize(workspace: Path, tmp_path: Path, fmt: str) -> N
     # repository template a person approved (test_an_approved_repository_template_uses_jinja)
     assert heavy(found, NEVER | {"rich", "jinja2", "resume_kit.brief.shipped_gen"}) == []
     assert heavy(found, {"typer", "resume_kit.cli.verbs", "resume_kit.cli.params"}) == []
-    # no summary asked for, no user config.yaml, approvals found without platformdirs
-    assert heavy(found, {"platformdirs", "resume_kit.brief.summarize"}) == []
+    # no summary asked for, no user config.yaml, approvals found without platformdirs; the
+    # snapshot's and the brief's records go to the history's journal (no sqlite3)
+    assert heavy(found, {"platformdirs", "resume_kit.brief.summarize", "sqlite3"}) == []
 
 
 def test_a_full_brief_with_its_token_count_remembered_imports_no_pool(
@@ -229,7 +230,7 @@ def test_verify_next_starts_without_typer(workspace: Path, tmp_path: Path, args:
     assert (
         heavy(found, RENDERING | {"typer", "resume_kit.cli.verbs", "resume_kit.cli.params"}) == []
     )
-    assert heavy(found, {"platformdirs", "concurrent", "logging"}) == []
+    assert heavy(found, {"platformdirs", "concurrent", "logging", "sqlite3"}) == []
 
 
 def test_a_brief_typer_must_parse_still_goes_through_typer(workspace: Path, tmp_path: Path) -> None:
