@@ -11,7 +11,6 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from resume_kit.brief.cause import cause_line, fold_failed
 from resume_kit.core.inert import (
@@ -27,6 +26,7 @@ from resume_kit.core.inert import (
 )
 from resume_kit.core.light_dataclass import dataclass, field, replace
 from resume_kit.core.timeutil import age, age_span, format_utc, parse_utc
+from resume_kit.core.typing_light import Any
 from resume_kit.model.facts import ChangeEntry, PathStatus, Snapshot
 from resume_kit.model.findings import SEVERITY_ORDER, STUCK_REPEATS, Finding
 from resume_kit.model.globs import glob_match

@@ -32,8 +32,8 @@ from resume_kit.infra.deps import Signature, hand_over_status, signature
 TYPE_CHECKING = False  # typing costs milliseconds on the served path; mypy reads the guard
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import Any
 
+    from resume_kit.core.typing_light import Any
     from resume_kit.infra.deps import Recorder
 
 RECEIPT_VERSION = 2

@@ -5,7 +5,8 @@ Aider integration's brief file."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+
+from resume_kit.core.typing_light import Any
 
 
 def build(

@@ -21,7 +21,6 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
 
 from resume_kit.brief import shipped_brief
 from resume_kit.brief.build import (
@@ -41,6 +40,7 @@ from resume_kit.brief.build import (
 from resume_kit.brief.cause import failed_ids
 from resume_kit.core.inert import blockquote, code, fence, plain
 from resume_kit.core.light_dataclass import dataclass, replace
+from resume_kit.core.typing_light import TYPE_CHECKING, Any, TypeVar
 from resume_kit.infra import tokens as tok
 from resume_kit.model.findings import STUCK_REPEATS
 

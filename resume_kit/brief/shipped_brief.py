@@ -5,7 +5,7 @@ Byte-identical to Jinja2's render of the template with the view of render.py."""
 # fmt: off
 from __future__ import annotations
 
-from typing import Any
+from resume_kit.core.typing_light import Any
 
 
 def render(view: dict[str, Any]) -> str:

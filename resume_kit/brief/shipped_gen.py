@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+
+from resume_kit.core.typing_light import Any
 
 TEMPLATE = Path(__file__).resolve().parent / "templates" / "brief.md.j2"
 TARGET = Path(__file__).resolve().parent / "shipped_brief.py"
@@ -27,7 +28,7 @@ Byte-identical to Jinja2's render of the template with the view of render.py."""
 # fmt: off
 from __future__ import annotations
 
-from typing import Any
+from resume_kit.core.typing_light import Any
 
 
 def render(view: dict[str, Any]) -> str:

@@ -21,11 +21,11 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
 
 from resume_kit.core.digest import sha256
 from resume_kit.core.inert import clip
 from resume_kit.core.light_dataclass import dataclass
+from resume_kit.core.typing_light import Any
 from resume_kit.infra.redact import redact
 from resume_kit.infra.store import atomic_write
 from resume_kit.model.facts import Snapshot

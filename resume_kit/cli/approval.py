@@ -3,8 +3,7 @@ with exit 4, a command no person approved on this machine; and whether a person 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from resume_kit.core.typing_light import TYPE_CHECKING
 from resume_kit.infra.errors import UntrustedCommandError
 
 if TYPE_CHECKING:

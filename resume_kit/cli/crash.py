@@ -14,8 +14,8 @@ import os
 import re
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
+from resume_kit.core.typing_light import TYPE_CHECKING
 from resume_kit.infra.errors import EXIT_INTERNAL
 from resume_kit.infra.messages import error
 

@@ -19,7 +19,7 @@ import sys
 
 TYPE_CHECKING = False  # not typing's: the served brief imports no typing (mypy reads the guard)
 if TYPE_CHECKING:
-    from typing import NoReturn
+    from resume_kit.core.typing_light import NoReturn
 
 FLUSH_FAILED = 120  # CPython's exit status when flushing stdout at exit fails
 

@@ -3,7 +3,7 @@ and why, blocked reasons and notes, the workspace, the operation in progress, th
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from resume_kit.core.typing_light import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from resume_kit.infra.paths import Layout

@@ -6,7 +6,8 @@ import json
 import os
 import sys
 from functools import cache
-from typing import TYPE_CHECKING, Any
+
+from resume_kit.core.typing_light import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -10,7 +10,7 @@ import re
 
 TYPE_CHECKING = False  # not typing's: importing typing costs milliseconds (mypy reads the guard)
 if TYPE_CHECKING:
-    from typing import Any
+    from resume_kit.core.typing_light import Any
 
 
 class _LazyPattern:

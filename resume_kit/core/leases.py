@@ -15,9 +15,9 @@ cannot take over a live lease (docs/many-agents.md).
 from __future__ import annotations
 
 import json
-from typing import Literal
 
 from resume_kit.core.light_dataclass import dataclass
+from resume_kit.core.typing_light import Literal
 
 LEASE_REF_PREFIX = "refs/resume-kit/leases/"
 TRACKING_PREFIX = "refs/resume-kit/remotes/"  # + <remote>/leases/<id>: what the last fetch saw

@@ -17,9 +17,10 @@ from __future__ import annotations
 TYPE_CHECKING = False  # not typing's: the served hook brief imports this without typing
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import Any, TypeVar
 
     from typing_extensions import dataclass_transform
+
+    from resume_kit.core.typing_light import Any, TypeVar
 
     T = TypeVar("T")
     Factory = Callable[[dict[str, Any]], Callable[..., None]]

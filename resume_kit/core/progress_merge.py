@@ -16,9 +16,9 @@ On plain data (dicts and lists as YAML gives them), so it is pure and testable:
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from resume_kit.core.light_dataclass import dataclass
+from resume_kit.core.typing_light import Any
 
 _STATE_KEYS = ("status", "evidence", "last_failure", "blocked_reason")
 _WORKING = frozenset({"todo", "in_progress", None})

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Mapping
-from typing import Any
 
 from resume_kit.core.activity import Activity
 from resume_kit.core.inert import code_span, short_sha, squash
 from resume_kit.core.light_dataclass import replace
 from resume_kit.core.timeutil import age
+from resume_kit.core.typing_light import Any
 from resume_kit.model.facts import Changes, RepoFacts, Snapshot, UnitFacts
 from resume_kit.model.findings import SEVERITY_ORDER, STUCK_REPEATS, Finding, finding
 from resume_kit.model.globs import Ownership

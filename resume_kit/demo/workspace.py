@@ -11,9 +11,9 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 from resume_kit.core.light_dataclass import dataclass
+from resume_kit.core.typing_light import Any
 from resume_kit.infra.errors import ResumeKitError
 
 DOC_COUNT = 200

@@ -18,7 +18,7 @@ from resume_kit.infra.cachedir import ensure_private, user_cache_root
 
 TYPE_CHECKING = False  # typing costs milliseconds on the served hook brief; mypy reads the guard
 if TYPE_CHECKING:
-    from typing import Any
+    from resume_kit.core.typing_light import Any
 
 MAX_CALLS = 30
 MAX_EVENTS = 200

@@ -17,9 +17,9 @@ from __future__ import annotations
 import stat
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO
 
 from resume_kit.core.digest import sha256
+from resume_kit.core.typing_light import TYPE_CHECKING, Any, BinaryIO
 from resume_kit.infra.paths import as_posix
 from resume_kit.infra.safefs import UnsafePath, contained_lstat
 

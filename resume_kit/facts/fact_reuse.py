@@ -34,7 +34,8 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+
+from resume_kit.core.typing_light import Any, TypeVar
 
 FORMAT = 1
 FILE_NAME = "facts.json"

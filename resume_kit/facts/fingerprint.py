@@ -14,9 +14,9 @@ import os
 import stat
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from resume_kit.core.digest import sha256
+from resume_kit.core.typing_light import TYPE_CHECKING
 from resume_kit.model.globs import glob_regex
 
 if TYPE_CHECKING:

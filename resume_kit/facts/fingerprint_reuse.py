@@ -31,9 +31,9 @@ import os
 import stat
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 from resume_kit.core.light_dataclass import dataclass, field
+from resume_kit.core.typing_light import Any
 
 FORMAT = 1
 FILE_NAME = "fingerprints.json"

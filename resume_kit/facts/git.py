@@ -19,9 +19,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from resume_kit.core.timeutil import from_epoch
+from resume_kit.core.typing_light import Any
 
 STATE_DIR = ".resume-kit"
 RECENT_COMMITS = 10

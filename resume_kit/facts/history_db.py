@@ -17,7 +17,8 @@ import contextlib
 import os
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+
+from resume_kit.core.typing_light import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import sqlite3

@@ -15,8 +15,8 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from resume_kit.core.typing_light import TYPE_CHECKING
 from resume_kit.infra.errors import ResumeKitError
 
 if TYPE_CHECKING:

@@ -19,12 +19,12 @@ from collections.abc import Sequence
 from itertools import accumulate
 from pathlib import Path
 from stat import S_ISREG
-from typing import Any
 
 from resume_kit.core.escape import ANSI_SEQUENCE
 from resume_kit.core.lazy_regex import lazy
 from resume_kit.core.light_dataclass import dataclass
 from resume_kit.core.timeutil import from_epoch
+from resume_kit.core.typing_light import Any
 from resume_kit.infra.redact import redact, split_lines
 
 MAX_LINE_CHARS = 300

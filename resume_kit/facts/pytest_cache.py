@@ -12,7 +12,8 @@ import json
 import os
 import stat
 from pathlib import Path
-from typing import Any
+
+from resume_kit.core.typing_light import Any
 
 LASTFAILED = Path(".pytest_cache") / "v" / "cache" / "lastfailed"
 MAX_CACHE_BYTES = 4 * 1024 * 1024

@@ -17,10 +17,10 @@ import os
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from resume_kit.core.clock import clock_ns
 from resume_kit.core.timeutil import from_epoch, steady_base
+from resume_kit.core.typing_light import TYPE_CHECKING, Any, TypeVar, cast
 from resume_kit.facts.ancestry import (
     evidence_ancestry,
     known_ancestors_file,

@@ -10,9 +10,9 @@ import bisect
 import datetime as dt
 import html
 import itertools
-from typing import TYPE_CHECKING, Any
 
 from resume_kit.core.light_dataclass import dataclass, field
+from resume_kit.core.typing_light import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from resume_kit.facts.transcripts.usage import Usage

@@ -13,7 +13,8 @@ import threading
 from collections import deque
 from collections.abc import Callable
 from types import TracebackType
-from typing import Any, Generic, TypeVar
+
+from resume_kit.core.typing_light import Any, Generic, TypeVar
 
 T = TypeVar("T")
 

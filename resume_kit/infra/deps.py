@@ -18,7 +18,7 @@ import sys
 
 TYPE_CHECKING = False  # typing costs milliseconds on the served path; mypy reads the guard
 if TYPE_CHECKING:
-    from typing import Any
+    from resume_kit.core.typing_light import Any
 
 # (mode, dev, ino, size, mtime_ns, ctime_ns) of the path itself (never a symlink's target), and
 # for a symlink the same six of what it points at; None when nothing is there: a file that

@@ -22,7 +22,8 @@ from resume_kit.infra.errors import ResumeKitError
 TYPE_CHECKING = False  # not typing's: pathlib and typing cost the commit hook ~20 ms
 if TYPE_CHECKING:
     from pathlib import Path
-    from typing import BinaryIO
+
+    from resume_kit.core.typing_light import BinaryIO
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)

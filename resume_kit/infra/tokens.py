@@ -34,9 +34,9 @@ import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from resume_kit.core.digest import sha256
+from resume_kit.core.typing_light import Any
 from resume_kit.infra.errors import ResumeKitError
 
 ENCODING_NAME = "cl100k_base"

@@ -20,9 +20,9 @@ import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from resume_kit.core.digest import sha256
+from resume_kit.core.typing_light import TYPE_CHECKING, Any
 from resume_kit.infra.store import FileLock, atomic_write
 
 if TYPE_CHECKING:

@@ -14,7 +14,7 @@ import time
 
 TYPE_CHECKING = False  # typing costs milliseconds on the served hook path; mypy reads the guard
 if TYPE_CHECKING:
-    from typing import IO, Any
+    from resume_kit.core.typing_light import IO, Any
 
 # The fields a hook's stdin carries that resume-kit uses; everything else is dropped.
 _STRING_FIELDS = ("session_id", "transcript_path", "cwd", "source", "trigger", "hook_event_name")

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
-from typing import Any
 
+from resume_kit.core.typing_light import Any
 from resume_kit.infra.errors import ResumeKitError
 
 BRIEF_REL = ".resume-kit/brief.md"

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+
+from resume_kit.core.typing_light import Any
 
 
 def user_config_dir() -> Path:

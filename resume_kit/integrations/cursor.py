@@ -8,8 +8,8 @@ from __future__ import annotations
 import contextlib
 import copy
 from pathlib import Path
-from typing import Any
 
+from resume_kit.core.typing_light import Any
 from resume_kit.infra.errors import ResumeKitError
 from resume_kit.integrations.settings import SNAPSHOT_ARGS, command_args, command_line
 

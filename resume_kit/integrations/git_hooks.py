@@ -20,9 +20,9 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Literal
 
 from resume_kit.core.light_dataclass import dataclass
+from resume_kit.core.typing_light import Literal
 from resume_kit.infra.errors import ResumeKitError
 from resume_kit.infra.paths import STATE_DIR, Layout
 from resume_kit.infra.store import atomic_write

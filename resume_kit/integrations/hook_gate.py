@@ -6,7 +6,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # typing costs milliseconds on the served path; mypy reads the guard
 if TYPE_CHECKING:
-    from typing import Any
+    from resume_kit.core.typing_light import Any
 
 
 def delivers(hook_input: dict[str, Any], copilot: bool) -> bool:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
-from typing import Any
 
+from resume_kit.core.typing_light import Any
 from resume_kit.integrations import settings
 
 NAME = "resume-kit"

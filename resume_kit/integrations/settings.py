@@ -25,9 +25,9 @@ import shlex
 import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
 
 from resume_kit.core.light_dataclass import dataclass
+from resume_kit.core.typing_light import Any
 from resume_kit.infra.errors import ResumeKitError
 from resume_kit.infra.safefs import (
     FileTooLarge,

@@ -20,10 +20,10 @@ import os
 import re
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
 
 from resume_kit.core.light_dataclass import dataclass
 from resume_kit.core.side_effects import Match, Pattern, classify, classify_tool
+from resume_kit.core.typing_light import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from resume_kit.core.guard import Decision

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+
+from resume_kit.core.typing_light import Any
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "mcp.md"
 

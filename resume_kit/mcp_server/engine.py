@@ -5,8 +5,8 @@ own lines); stdout belongs to the protocol and nothing here writes to it."""
 from __future__ import annotations
 
 import json
-from typing import Any
 
+from resume_kit.core.typing_light import Any
 from resume_kit.infra.errors import ResumeKitError
 
 

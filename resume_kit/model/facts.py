@@ -13,8 +13,8 @@ Values nobody reads field by field (``worktree``, ``submodules``, ``tokens``) st
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Union, cast
 
+from resume_kit.core.typing_light import Union, cast
 from resume_kit.model.typed_dict import TypedDict
 
 

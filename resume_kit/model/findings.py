@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
-
 from resume_kit.core.light_dataclass import asdict, dataclass
+from resume_kit.core.typing_light import Any, Literal
 
 Severity = Literal["error", "warn", "info"]
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Collection, Iterator
-from typing import Literal
 
 from resume_kit.core.light_dataclass import dataclass, field
 from resume_kit.core.timeutil import now_utc, parse_utc
+from resume_kit.core.typing_light import Literal
 from resume_kit.infra.errors import ProgressFileError
 
 SCHEMA_VERSION = 2

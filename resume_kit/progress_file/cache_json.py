@@ -5,7 +5,8 @@ more than the rest of a checkpoint's write). The splice gives exactly what the w
 from __future__ import annotations
 
 import json
-from typing import Any
+
+from resume_kit.core.typing_light import Any
 
 FORMAT = 1
 

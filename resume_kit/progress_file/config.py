@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
 
 from resume_kit.core.activity import Limits
 from resume_kit.core.escape import escape_controls
 from resume_kit.core.inert import clip
 from resume_kit.core.light_dataclass import dataclass, field, replace
 from resume_kit.core.side_effects import MODES, Pattern
+from resume_kit.core.typing_light import Any
 from resume_kit.infra.errors import ConfigError
 from resume_kit.infra.paths import Layout
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
 
 from resume_kit.core.light_dataclass import dataclass, field
+from resume_kit.core.typing_light import TYPE_CHECKING, Any, cast
 from resume_kit.infra.errors import ProgressFileError
 from resume_kit.infra.paths import Layout
 from resume_kit.infra.store import FileLock, atomic_write, ensure_gitignore, keep_history

@@ -3,8 +3,7 @@ of a tool call, forget a key; each a locked transaction, so two hooks at once ne
 
 from __future__ import annotations
 
-from typing import Literal
-
+from resume_kit.core.typing_light import Literal
 from resume_kit.infra.paths import Layout
 from resume_kit.model.progress import Action, Attempt, record_attempt
 from resume_kit.progress_file import io as progress_io

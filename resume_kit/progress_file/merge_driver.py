@@ -11,9 +11,9 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Any
 
 from resume_kit.core.progress_merge import Conflict, merge_progress
+from resume_kit.core.typing_light import Any
 from resume_kit.infra.errors import ProgressFileError
 
 _COMMIT = re.compile(r"[0-9a-f]{7,64}\Z")

@@ -16,9 +16,9 @@ from __future__ import annotations
 import io
 import re
 from collections.abc import Iterable, Iterator
-from typing import Any
 
 from resume_kit.core.timeutil import format_utc
+from resume_kit.core.typing_light import Any
 
 _TOP_KEY = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*):(?:[ \t]+(?P<rest>.*))?$")
 _DASH = re.compile(r"^( *)-(?: |$)")

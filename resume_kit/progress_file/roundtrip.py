@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import io
 import re
-from typing import Any
 
+from resume_kit.core.typing_light import Any
 from resume_kit.infra.errors import ProgressFileError
 from resume_kit.model.progress import Action, Progress, Unit
 from resume_kit.progress_file.validate import plain_value

@@ -14,9 +14,9 @@ the caller takes the ruamel path.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from resume_kit.core.lazy_regex import lazy
+from resume_kit.core.typing_light import Any
 
 # Plain scalars ruamel.yaml (YAML 1.2) resolves to something other than a string (so it quotes
 # them): its implicit resolvers, each tried only for the first characters it is registered for.

@@ -7,11 +7,11 @@ import datetime as dt
 import math
 import os
 from collections.abc import Iterator
-from typing import Any, Literal, cast
 
 from resume_kit.core.escape import escape_controls
 from resume_kit.core.inert import clip
 from resume_kit.core.timeutil import format_utc
+from resume_kit.core.typing_light import Any, Literal, cast
 from resume_kit.infra.errors import ProgressFileError
 from resume_kit.model.progress import (
     ACTION_KEYS,

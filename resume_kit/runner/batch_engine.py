@@ -15,7 +15,6 @@ import queue
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, Protocol
 
 from resume_kit.core.batch import (
     STOP_ERROR,
@@ -30,6 +29,7 @@ from resume_kit.core.batch import (
     continue_command,
 )
 from resume_kit.core.light_dataclass import dataclass
+from resume_kit.core.typing_light import TYPE_CHECKING, Any, Protocol
 from resume_kit.infra.errors import ResumeKitError
 
 if TYPE_CHECKING:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import atexit
 import os
 from contextlib import suppress
-from typing import TYPE_CHECKING
 
+from resume_kit.core.typing_light import TYPE_CHECKING
 from resume_kit.infra.errors import ResumeKitError
 
 if TYPE_CHECKING:

@@ -33,9 +33,9 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from resume_kit.core.light_dataclass import dataclass, field
+from resume_kit.core.typing_light import TYPE_CHECKING, Any
 from resume_kit.infra.paths import Layout, find_layout
 
 if TYPE_CHECKING:

@@ -17,7 +17,6 @@ import os
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
 
 from resume_kit.core.leases import (
     DEFAULT_TTL_S,
@@ -29,6 +28,7 @@ from resume_kit.core.leases import (
     verdict,
 )
 from resume_kit.core.light_dataclass import dataclass
+from resume_kit.core.typing_light import TYPE_CHECKING, Any, Literal
 from resume_kit.facts.leases import LeaseRef, read_leases, zero_oid
 from resume_kit.infra.errors import EXIT_LEASED, ResumeKitError
 from resume_kit.infra.gitcmd import run_git_bytes

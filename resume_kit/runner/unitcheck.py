@@ -7,9 +7,8 @@ user has not approved is never run.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
-
 from resume_kit.core.light_dataclass import dataclass, field
+from resume_kit.core.typing_light import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -24,12 +24,12 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO, Any, BinaryIO
 
 from resume_kit.core.digest import sha256
 from resume_kit.core.escape import ANSI_SEQUENCE
 from resume_kit.core.lazy_regex import lazy
 from resume_kit.core.light_dataclass import dataclass
+from resume_kit.core.typing_light import IO, Any, BinaryIO
 from resume_kit.infra.errors import LockError
 from resume_kit.infra.paths import Layout
 from resume_kit.infra.store import FileLock, ensure_gitignore, group_alive

@@ -190,8 +190,9 @@ def test_brief_without_summarize(workspace: Path, tmp_path: Path, fmt: str) -> N
     assert heavy(found, NEVER | {"rich", "jinja2", "resume_kit.brief.shipped_gen"}) == []
     assert heavy(found, {"typer", "resume_kit.cli.verbs", "resume_kit.cli.params"}) == []
     # no summary asked for, no user config.yaml, approvals found without platformdirs; the
-    # snapshot's and the brief's records go to the history's journal (no sqlite3)
-    assert heavy(found, {"platformdirs", "resume_kit.brief.summarize", "sqlite3"}) == []
+    # snapshot's and the brief's records go to the history's journal (no sqlite3); typing's
+    # names come from core.typing_light
+    assert heavy(found, {"platformdirs", "resume_kit.brief.summarize", "sqlite3", "typing"}) == []
 
 
 def test_a_full_brief_with_its_token_count_remembered_imports_no_pool(
@@ -230,7 +231,7 @@ def test_verify_next_starts_without_typer(workspace: Path, tmp_path: Path, args:
     assert (
         heavy(found, RENDERING | {"typer", "resume_kit.cli.verbs", "resume_kit.cli.params"}) == []
     )
-    assert heavy(found, {"platformdirs", "concurrent", "logging", "sqlite3"}) == []
+    assert heavy(found, {"platformdirs", "concurrent", "logging", "sqlite3", "typing"}) == []
 
 
 def test_a_brief_typer_must_parse_still_goes_through_typer(workspace: Path, tmp_path: Path) -> None:

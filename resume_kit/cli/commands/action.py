@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import cast
-
 from resume_kit.cli.ui import info, out, print_json
+from resume_kit.core.typing_light import cast
 from resume_kit.infra import paths
 from resume_kit.infra.errors import ResumeKitError
 from resume_kit.model import progress

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
 
 from resume_kit.brief.pipeline import build
+from resume_kit.core.typing_light import Any
 
 HOOK_FORMAT = "claude-hook"
 COPILOT_FORMAT = "copilot-hook"  # the claude-hook brief in Copilot CLI's shape, once per start

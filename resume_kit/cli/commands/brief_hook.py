@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
-from typing import Any
 
 from resume_kit.brief.pipeline import build
 from resume_kit.cli.commands.brief import COPILOT_FORMAT, HOOK_FORMAT, write
+from resume_kit.core.typing_light import Any
 from resume_kit.infra.errors import NotARepositoryError, ProgressFileError, ResumeKitError
 from resume_kit.integrations.hook_gate import for_event
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from resume_kit.cli.ui import hint, info, out, print_json
+from resume_kit.core.typing_light import Any
 from resume_kit.infra.errors import EXIT_OK, EXIT_USAGE, EXIT_VERIFY_FAILED, ResumeKitError
 
 

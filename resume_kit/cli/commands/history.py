@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import datetime as dt
 from pathlib import Path
-from typing import Any
 
 from resume_kit.cli.ui import hint, out, print_json, say
+from resume_kit.core.typing_light import Any
 from resume_kit.infra.errors import EXIT_NOTHING_TO_DO, EXIT_OK
 
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 import glob
 import os
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING
 
 from resume_kit.cli.commands.units import check_command
 from resume_kit.cli.ui import info, note
 from resume_kit.core.placeholders import expand, expand_command
+from resume_kit.core.typing_light import TYPE_CHECKING
 from resume_kit.infra import paths
 from resume_kit.infra.errors import ResumeKitError
 from resume_kit.model import progress

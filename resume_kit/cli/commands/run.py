@@ -11,10 +11,9 @@ running units' process groups, leave them not done, exit 130.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from resume_kit.cli.display.common import LIST_MAX, clip, clock, id_list, json_line
 from resume_kit.cli.ui import hint, info, say
+from resume_kit.core.typing_light import TYPE_CHECKING, Any
 from resume_kit.infra.errors import EXIT_UNTRUSTED, ResumeKitError
 from resume_kit.infra.messages import prefixed
 from resume_kit.model.findings import STUCK_REPEATS

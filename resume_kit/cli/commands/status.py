@@ -7,10 +7,10 @@ stops it with exit 2 (the ProgressFileError reaches cli.main).
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
 
 from resume_kit.cli import ui
 from resume_kit.cli.status_table import Row, free_text_widths, unit_rows
+from resume_kit.core.typing_light import TYPE_CHECKING
 from resume_kit.model.findings import Finding
 from resume_kit.model.progress import Progress
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from resume_kit.cli.ui import info, out, print_json
+from resume_kit.core.typing_light import TYPE_CHECKING, Any
 from resume_kit.infra.errors import EXIT_OK
 
 if TYPE_CHECKING:

@@ -11,10 +11,10 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from resume_kit.cli.ui import out, say, warn
 from resume_kit.core.light_dataclass import dataclass
+from resume_kit.core.typing_light import TYPE_CHECKING
 from resume_kit.infra.errors import EXIT_OK, ResumeKitError, UntrustedCommandError
 
 if TYPE_CHECKING:

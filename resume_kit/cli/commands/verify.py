@@ -5,8 +5,6 @@ command and mark nothing (:mod:`resume_kit.runner.signal_guard`)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from resume_kit.cli.approval import require_approved
 from resume_kit.cli.commands.verify_report import (
     after_run,
@@ -17,6 +15,7 @@ from resume_kit.cli.commands.verify_report import (
 )
 from resume_kit.cli.display.common import not_recorded_line
 from resume_kit.cli.ui import info, print_json, say, warn
+from resume_kit.core.typing_light import TYPE_CHECKING, Any
 from resume_kit.infra.collector import fewer_collections
 from resume_kit.infra.errors import (
     EXIT_INTERRUPTED,

@@ -4,10 +4,9 @@ failure's excerpt on stderr, or one JSON object; why there was nothing to verify
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from resume_kit.cli.display.common import shown
 from resume_kit.cli.ui import hint, info, out, print_json, say
+from resume_kit.core.typing_light import TYPE_CHECKING, Any
 from resume_kit.infra.errors import EXIT_NOTHING_TO_DO, EXIT_OK, ResumeKitError
 
 if TYPE_CHECKING:

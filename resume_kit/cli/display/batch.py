@@ -5,7 +5,6 @@ with ``--json``. Both displays are the engine's :class:`~resume_kit.runner.batch
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
 
 from resume_kit.cli.display.common import (
     clip,
@@ -17,6 +16,7 @@ from resume_kit.cli.display.common import (
     rate,
 )
 from resume_kit.cli.ui import info, say
+from resume_kit.core.typing_light import TYPE_CHECKING, Any
 from resume_kit.infra.messages import prefixed
 
 if TYPE_CHECKING:

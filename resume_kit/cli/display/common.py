@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Any
 
+from resume_kit.core.typing_light import Any
 from resume_kit.infra.messages import warning_text
 
 LIST_MAX = 8  # ids shown in one line before "and N more"

@@ -4,10 +4,10 @@ start line and a heartbeat otherwise."""
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
 
 from resume_kit.cli.display.common import clip, live_terminal, shown
 from resume_kit.cli.ui import say
+from resume_kit.core.typing_light import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from resume_kit.model.progress import Unit

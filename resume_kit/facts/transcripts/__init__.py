@@ -15,7 +15,8 @@ import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+
+from resume_kit.core.typing_light import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from resume_kit.model.facts import Transcript

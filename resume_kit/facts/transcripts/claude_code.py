@@ -12,8 +12,8 @@ import os
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
 
+from resume_kit.core.typing_light import Any
 from resume_kit.facts.fact_reuse import note_folder
 from resume_kit.facts.transcripts import claude_tasks, tail
 from resume_kit.facts.transcripts.records import (

@@ -12,8 +12,8 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any
 
+from resume_kit.core.typing_light import Any
 from resume_kit.facts.fact_reuse import note_folder
 from resume_kit.facts.transcripts import tail
 from resume_kit.facts.transcripts.records import MAX_TODOS, todo_item

@@ -8,11 +8,11 @@ import os
 import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
 
 from resume_kit.core.escape import ANSI_SEQUENCE
 from resume_kit.core.inert import squash
 from resume_kit.core.timeutil import format_utc, from_epoch, parse_utc
+from resume_kit.core.typing_light import Any
 from resume_kit.facts.fact_reuse import note_folder
 from resume_kit.facts.transcripts import tail
 from resume_kit.infra.redact import redact, split_lines

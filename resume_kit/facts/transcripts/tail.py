@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, BinaryIO, Protocol
 
 from resume_kit.core.light_dataclass import dataclass, field
+from resume_kit.core.typing_light import Any, BinaryIO, Protocol
 from resume_kit.facts.fact_reuse import note_file
 
 MIB = 1024 * 1024

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import datetime as dt
 from pathlib import Path
-from typing import Any
 
 from resume_kit.core.light_dataclass import dataclass
+from resume_kit.core.typing_light import Any
 from resume_kit.facts.transcripts import tail
 from resume_kit.facts.transcripts.records import utc_moment
 

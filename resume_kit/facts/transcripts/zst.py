@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
-from typing import BinaryIO
 
+from resume_kit.core.typing_light import BinaryIO
 from resume_kit.facts.transcripts import tail
 
 SUFFIX = ".zst"

@@ -9,9 +9,9 @@ command taken from a list came with the repository: it is never approved here.
 from __future__ import annotations
 
 import re
-from typing import Literal
 
 from resume_kit.core.light_dataclass import dataclass
+from resume_kit.core.typing_light import Literal
 from resume_kit.infra.errors import ResumeKitError
 from resume_kit.model.progress import Unit, unique_id
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
 
+from resume_kit.core.typing_light import Any
 from resume_kit.infra.errors import ResumeKitError
 from resume_kit.model.progress import Status, Unit, slugify
 from resume_kit.progress_file.importers import IMPORT_HINT, Imported, claim_id
