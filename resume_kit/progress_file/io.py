@@ -315,18 +315,19 @@ def _deeper_than(data: Any, limit: int) -> bool:
 
 def parse_and_validate(text: str, name: str = "progress.yaml") -> Progress:
     """Validate ``text``: libyaml when it agrees the file is valid; ruamel for exact errors."""
-    fast = _parse_fast(text)
-    if fast is not None:
-        try:
-            if fast is not _TOO_DEEP:
+    from resume_kit.infra.collector import paused_collections
+
+    with paused_collections():  # plain data in bulk: see infra/collector.py
+        fast = _parse_fast(text)
+        if fast is not None and fast is not _TOO_DEEP:
+            with contextlib.suppress(ProgressFileError):
                 return validate(fast, name, strings_as_read=True)
-        except ProgressFileError:
-            pass
-        if fast is _TOO_DEEP or _deeper_than(fast, MAX_DEPTH):  # ruamel takes seconds to fail
-            raise ProgressFileError(
-                f"{name}: nested more than {MAX_DEPTH} levels deep: not a progress file",
-                hint="fix the file by hand; resume-kit never overwrites a file it cannot read",
-            )
+    # ruamel takes seconds to fail on deep nesting
+    if fast is not None and (fast is _TOO_DEEP or _deeper_than(fast, MAX_DEPTH)):
+        raise ProgressFileError(
+            f"{name}: nested more than {MAX_DEPTH} levels deep: not a progress file",
+            hint="fix the file by hand; resume-kit never overwrites a file it cannot read",
+        )
     return validate(parse_text(text, name), name)
 
 

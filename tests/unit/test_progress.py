@@ -345,3 +345,52 @@ def test_a_description_yaml_1_1_reads_as_false_is_kept(plain: str) -> None:
         f"actions:\n  - key: k\n    description: {plain}\n    status: success\n"
     )
     assert progress_io.parse_and_validate(text).actions[0].description == plain
+
+
+def _units_text(count: int) -> str:
+    units = "".join(
+        f"  - id: u{n}\n    title: Unit {n}\n    status: todo\n    verify: test -f out/{n}\n"
+        f"    files: [src/{n}.py]\n"
+        for n in range(count)
+    )
+    return f"schema_version: 2\ngoal: Many units\nunits:\n{units}"
+
+
+def test_no_cyclic_collection_runs_while_libyaml_builds_a_progress_file() -> None:
+    import gc
+
+    collections: list[str] = []
+
+    def seen(phase: str, _info: dict[str, int]) -> None:
+        collections.append(phase)
+
+    threshold = gc.get_threshold()
+    gc.set_threshold(10)  # at this pace a collection would run every few objects
+    gc.callbacks.append(seen)
+    try:
+        model = progress_io.parse_and_validate(_units_text(2_000))
+        during = list(collections)
+        with pytest.raises(ProgressFileError):
+            progress_io.parse_and_validate("schema_version: 2\ngoal: x\nunits: [{id: 1}]\n")
+        enabled_after_an_error = gc.isenabled()
+    finally:
+        gc.callbacks.remove(seen)
+        gc.set_threshold(*threshold)
+    assert len(model.units) == 2_000
+    # only the few it owes once it is on again (unpaused: about ten thousand)
+    assert during.count("start") <= 10
+    assert gc.isenabled() and enabled_after_an_error
+
+
+def test_a_paused_collector_stays_paused_for_a_caller_that_paused_it() -> None:
+    import gc
+
+    from resume_kit.infra.collector import paused_collections
+
+    gc.disable()
+    try:
+        with paused_collections():
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from resume_kit.cli import ui
+from resume_kit.infra.collector import fewer_collections
 
 HOOK_TRIGGERS = ("post-commit", "pre-compact")
 
@@ -45,6 +46,7 @@ def _record(
     return 0
 
 
+@fewer_collections()  # a snapshot's facts and the progress model hold no cycles
 def run(json_out: bool, quiet: bool, trigger: str, start: Path | None = None) -> int:
     """``start``: a folder in the work tree (default: the current directory)."""
     if trigger not in HOOK_TRIGGERS:

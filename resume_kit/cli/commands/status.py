@@ -11,6 +11,7 @@ import sys
 from resume_kit.cli import ui
 from resume_kit.cli.status_table import Row, free_text_widths, unit_rows
 from resume_kit.core.typing_light import TYPE_CHECKING
+from resume_kit.infra.collector import fewer_collections
 from resume_kit.model.findings import Finding
 from resume_kit.model.progress import Progress
 
@@ -161,6 +162,7 @@ def _print_leases(console: Console, leases: dict[str, str]) -> None:
             console.print(Text(terminal_line(f"  {unit}: {who}")))
 
 
+@fewer_collections()  # as the brief's: the snapshot and the model hold no cycles
 def run(json_out: bool) -> int:
     from resume_kit.core.reconcile import reconcile
     from resume_kit.facts.snapshot import take_snapshot
