@@ -380,7 +380,9 @@ def _attempts(raw: dict[str, Any], label: str, problems: _Problems) -> list[Atte
             for name in ATTEMPT_KEYS[1:]
             if item.get(name) is not None
         }
-        found.append(Attempt(cast(ActionStatus, status), **fields))
+        # str(): ruamel's quoted scalars are str subclasses that carry their quoting; the
+        # model holds plain text (a rewritten attempts list takes fresh styles either way)
+        found.append(Attempt(cast(ActionStatus, str(status)), **fields))
     return found
 
 

@@ -394,3 +394,15 @@ def test_a_paused_collector_stays_paused_for_a_caller_that_paused_it() -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_a_quoted_attempt_status_is_plain_text_in_the_model() -> None:
+    """ruamel reads a quoted scalar as a str subclass that carries its quoting; kept in the
+    model, it made the ruamel path write a rewritten attempts list with the old quotes where
+    our emitter writes fresh styles (found by test_unit_block's ledger property)."""
+    text = (
+        "schema_version: 2\ngoal: g\nunits: []\nactions:\n- key: b\n  description: yes\n"
+        "  status: success\n  attempts:\n  - status: 'success'\n    at: '2026-12-01T23:55:04Z'\n"
+    )
+    action = progress_io.parse_and_validate(text).actions[0]
+    assert type(action.attempts[0].status) is str
