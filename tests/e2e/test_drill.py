@@ -71,7 +71,11 @@ def test_a_sound_setup_holds_with_reproducible_kills_and_a_saved_receipt(
 
 
 def test_a_verify_that_passes_only_the_first_time_breaks_the_drill(repo: Path) -> None:
-    _plan(repo, ("once", "test ! -e .once && touch .once", []), ("two", "true", []))
+    """Seed 3 kills as the first unit starts. The sleep keeps that kill ahead of the command's
+    one-time effect: on loaded cores the kill once landed after ``touch`` but before the pass
+    was recorded, so the rerun failed and the unit ended not done, which no invariant sees
+    (the drill cannot tell a command that had passed from one that had not yet finished)."""
+    _plan(repo, ("once", "sleep 0.5; test ! -e .once && touch .once", []), ("two", "true", []))
     code, receipt = _drill(repo, "--kills", "1", "--seed", "3")
     assert code == 1
     assert [b["unit"] for b in _broken(receipt)["done_passes"]] == ["once"]
