@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from resume_kit.core.lazy_regex import lazy
 from resume_kit.core.leases import (
     DEFAULT_TTL_S,
     LEASE_REF_PREFIX,
@@ -144,22 +145,64 @@ def _fail(remote: str, stderr: bytes, what: str) -> ResumeKitError:
 
 
 def fetch_leases(layout: Layout, remote: str) -> None:
-    """Store the remote's lease refs as ``refs/resume-kit/remotes/<remote>/leases/*``."""
-    status, _, err = run_remote(
-        layout.root,
-        remote,
-        "fetch",
-        "--quiet",
-        "--no-tags",
-        "--no-write-fetch-head",
-        "--no-recurse-submodules",
-        "--no-auto-gc",
-        "--prune",
-        remote,
-        f"+{LEASE_REF_PREFIX}*:{TRACKING_PREFIX}{remote}/leases/*",
+    """Store the remote's lease refs as ``refs/resume-kit/remotes/<remote>/leases/*``.
+
+    The fetches of one clone take turns (an ``flock`` in its user cache, released by the
+    kernel when a holder dies), so a ``<ref>.lock`` left in that namespace while one is held
+    can only be a killed fetch's: git would refuse every later fetch of that ref ("cannot lock
+    ref"), so it is removed first."""
+    import fcntl
+
+    fd = os.open(
+        layout.user_cache / "lease-fetch.lock",
+        os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0),
+        0o600,
     )
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        _remove_stale_ref_locks(Path(layout.git_common_dir), remote)
+        status, _, err = run_remote(
+            layout.root,
+            remote,
+            "fetch",
+            "--quiet",
+            "--no-tags",
+            "--no-write-fetch-head",
+            "--no-recurse-submodules",
+            "--no-auto-gc",
+            "--prune",
+            remote,
+            f"+{LEASE_REF_PREFIX}*:{TRACKING_PREFIX}{remote}/leases/*",
+        )
+    finally:
+        os.close(fd)
     if status != 0:
         raise _fail(remote, err, "read the leases")
+
+
+_PLAIN_REMOTE = lazy(r"[A-Za-z0-9_][A-Za-z0-9._-]*")
+
+
+def _remove_stale_ref_locks(common_dir: Path, remote: str) -> None:
+    """Delete the ``*.lock`` files in ``refs/resume-kit/remotes/<remote>/leases/`` (regular
+    files only, no symlink on the way: nothing else is touched)."""
+    import stat
+
+    if not _PLAIN_REMOTE.fullmatch(remote):
+        return
+    folder = common_dir
+    for part in (*TRACKING_PREFIX.strip("/").split("/"), remote, "leases"):
+        folder = folder / part
+        try:
+            if not stat.S_ISDIR(os.lstat(folder).st_mode):
+                return
+        except OSError:
+            return
+    with contextlib.suppress(OSError), os.scandir(folder) as entries:
+        for entry in entries:
+            if entry.name.endswith(".lock") and entry.is_file(follow_symlinks=False):
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
 
 
 def _current(layout: Layout, ref: str, unit: str) -> tuple[str | None, Lease | None]:

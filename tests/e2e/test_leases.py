@@ -272,3 +272,20 @@ def test_run_releases_our_lease_left_on_a_done_unit(repo: Path) -> None:
     assert run_cli("run", cwd=repo, env=TRUST_ALL).code == 0
     assert engine.ours(find_layout(repo)) == {}
     assert git(repo, "for-each-ref", "refs/resume-kit/").stdout == ""
+
+
+def test_a_ref_lock_a_killed_fetch_left_does_not_stop_the_next_claim(remote: Path) -> None:
+    """git leaves ``<ref>.lock`` when a fetch dies while it updates that ref; every later fetch
+    of the ref then fails ("cannot lock ref"). Only a fetch of resume-kit's own writes that
+    namespace, and they take turns, so the next one removes it, and nothing else."""
+    a, b = _clone(remote, "a"), _clone(remote, "b")
+    assert engine.claim(find_layout(a), "k-1", "origin").ok
+    leases = b / ".git" / "refs" / "resume-kit" / "remotes" / "origin" / "leases"
+    leases.mkdir(parents=True)
+    (leases / "k-1.lock").write_text("")  # as the killed fetch left it
+    elsewhere = b / ".git" / "refs" / "heads" / "other.lock"
+    elsewhere.write_text("")  # not resume-kit's: never touched
+    result = engine.claim(find_layout(b), "k-1", "origin")
+    assert result.outcome == "held" and result.lease is not None
+    assert not (leases / "k-1.lock").exists()
+    assert elsewhere.exists()
