@@ -147,14 +147,14 @@ def _fail(remote: str, stderr: bytes, what: str) -> ResumeKitError:
 def fetch_leases(layout: Layout, remote: str) -> None:
     """Store the remote's lease refs as ``refs/resume-kit/remotes/<remote>/leases/*``.
 
-    The fetches of one clone take turns (an ``flock`` in its user cache, released by the
-    kernel when a holder dies), so a ``<ref>.lock`` left in that namespace while one is held
-    can only be a killed fetch's: git would refuse every later fetch of that ref ("cannot lock
-    ref"), so it is removed first."""
+    The fetches into one refs folder (a clone and its linked worktrees) take turns (an
+    ``flock`` in the user's cache, released by the kernel when a holder dies), so a
+    ``<ref>.lock`` left in that namespace while one is held can only be a killed fetch's: git
+    would refuse every later fetch of that ref ("cannot lock ref"), so it is removed first."""
     import fcntl
 
     fd = os.open(
-        layout.user_cache / "lease-fetch.lock",
+        _fetch_lock_path(layout),
         os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0),
         0o600,
     )
@@ -178,6 +178,16 @@ def fetch_leases(layout: Layout, remote: str) -> None:
         os.close(fd)
     if status != 0:
         raise _fail(remote, err, "read the leases")
+
+
+def _fetch_lock_path(layout: Layout) -> str:
+    """The turn-taking lock of the fetches into ``layout``'s git common dir."""
+    from resume_kit.core.digest import sha256_hex
+    from resume_kit.infra.cachedir import ensure_private, user_cache_root
+
+    folder = ensure_private(os.path.join(user_cache_root(), "lease-fetch"))
+    key = sha256_hex(str(layout.git_common_dir).encode("utf-8", "surrogateescape"))[:32]
+    return os.path.join(folder, key + ".lock")
 
 
 _PLAIN_REMOTE = lazy(r"[A-Za-z0-9_][A-Za-z0-9._-]*")
