@@ -198,16 +198,16 @@ def _remove_stale_ref_locks(common_dir: Path, remote: str) -> None:
     files only, no symlink on the way: nothing else is touched)."""
     import stat
 
+    from resume_kit.infra.safefs import UnsafePath, contained_lstat
+
     if not _PLAIN_REMOTE.fullmatch(remote):
         return
-    folder = common_dir
-    for part in (*TRACKING_PREFIX.strip("/").split("/"), remote, "leases"):
-        folder = folder / part
-        try:
-            if not stat.S_ISDIR(os.lstat(folder).st_mode):
-                return
-        except OSError:
-            return
+    try:
+        folder, info = contained_lstat(common_dir, f"{TRACKING_PREFIX}{remote}/leases")
+    except (OSError, UnsafePath):
+        return
+    if not stat.S_ISDIR(info.st_mode):
+        return
     with contextlib.suppress(OSError), os.scandir(folder) as entries:
         for entry in entries:
             if entry.name.endswith(".lock") and entry.is_file(follow_symlinks=False):

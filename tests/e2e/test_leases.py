@@ -289,3 +289,21 @@ def test_a_ref_lock_a_killed_fetch_left_does_not_stop_the_next_claim(remote: Pat
     assert result.outcome == "held" and result.lease is not None
     assert not (leases / "k-1.lock").exists()
     assert elsewhere.exists()
+
+
+def test_stale_lock_removal_stays_in_its_own_folder(tmp_path: Path) -> None:
+    """A remote name that climbs, or a symlinked leases folder, removes nothing."""
+    common = tmp_path / "git"
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.lock").write_text("")
+    remotes = common / "refs" / "resume-kit" / "remotes"
+    remotes.mkdir(parents=True)
+    (remotes / "origin").mkdir()
+    (remotes / "origin" / "leases").symlink_to(outside)
+    (common / "refs" / "resume-kit" / "leases").mkdir()
+    (common / "refs" / "resume-kit" / "leases" / "mine.lock").write_text("")
+    for remote in ("origin", "../..", "origin/../..", "-x", "a;rm -rf ~"):
+        engine._remove_stale_ref_locks(common, remote)
+    assert (outside / "keep.lock").exists()
+    assert (common / "refs" / "resume-kit" / "leases" / "mine.lock").exists()
