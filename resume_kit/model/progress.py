@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 
 from resume_kit.core.light_dataclass import dataclass, field
 from resume_kit.core.timeutil import now_utc, parse_utc
@@ -90,6 +90,54 @@ class Unit:
     # its verify command has effects outside the work tree: a drill never runs it
     side_effects: bool = False
     line: int | None = field(default=None, compare=False, repr=False)
+
+
+# A unit built when read (verify-next on a plan of 10,000 units reads the statuses and links of
+# all of them and one unit in full): it holds its id, status and ``after`` (and no line) and,
+# under this key, the data it is built from and the function that builds it, until another
+# field is read.
+_PENDING = "_pending"
+_SET_FIRST = ("id", "status", "after", "line")
+
+
+class _BuiltWhenRead:
+    """A field of a pending unit: the first read builds the whole unit. A non-data descriptor,
+    so a unit's own value (every unit made by ``__init__``, a built one) shadows it."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, unit: Unit | None, owner: type | None = None) -> object:
+        if unit is None:
+            return self
+        own = unit.__dict__
+        pending = own.get(_PENDING)
+        if pending is None:
+            raise AttributeError(self.name)
+        data, build = pending
+        built = build(data)  # raises ProgressFileError when the data is not a valid unit
+        for name, value in built.__dict__.items():
+            own.setdefault(name, value)  # what was set meanwhile (status) stays
+        own.pop(_PENDING, None)  # last: a thread that reads a field meanwhile builds it too
+        return own[self.name]
+
+
+for _spec in getattr(Unit, "__light_fields__"):  # noqa: B009
+    if _spec.name not in _SET_FIRST:
+        setattr(Unit, _spec.name, _BuiltWhenRead(_spec.name))
+
+
+def pending_unit(
+    unit_id: str, status: Status, after: list[str], data: object, build: Callable[[object], Unit]
+) -> Unit:
+    """A unit whose other fields ``build(data)`` makes when one of them is first read; the
+    caller has checked ``unit_id``, ``status`` and ``after`` as ``build`` would."""
+    unit: Unit = object.__new__(Unit)
+    unit.__dict__ = {"id": unit_id, "status": status, "after": after, "line": None}
+    unit.__dict__[_PENDING] = (data, build)
+    return unit
 
 
 @dataclass

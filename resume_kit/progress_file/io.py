@@ -4,7 +4,7 @@ errors), save, the locked transaction, and create."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from resume_kit.core.light_dataclass import dataclass, field
@@ -12,7 +12,7 @@ from resume_kit.core.typing_light import TYPE_CHECKING, Any, cast
 from resume_kit.infra.errors import ProgressFileError
 from resume_kit.infra.paths import Layout
 from resume_kit.infra.store import FileLock, atomic_write, ensure_gitignore, keep_history
-from resume_kit.model.progress import TOP_KEYS, Progress
+from resume_kit.model.progress import TOP_KEYS, Progress, Unit
 from resume_kit.progress_file.roundtrip import (
     detect_indent,
     dump,
@@ -22,7 +22,7 @@ from resume_kit.progress_file.roundtrip import (
     to_data,
     unit_data,
 )
-from resume_kit.progress_file.validate import migrate, model_from_cache, validate
+from resume_kit.progress_file.validate import built_unit, migrate, model_from_cache, validate
 
 if TYPE_CHECKING:
     import re
@@ -331,16 +331,36 @@ def parse_and_validate(text: str, name: str = "progress.yaml") -> Progress:
     return validate(parse_text(text, name), name)
 
 
+def _unit_builder(layout: Layout) -> Callable[[Any], Unit]:
+    """:func:`~resume_kit.progress_file.validate.built_unit`, removing the cache it found
+    damaged (the next command reads progress.yaml itself)."""
+
+    def build(raw: Any) -> Unit:
+        try:
+            return built_unit(raw)
+        except ProgressFileError as exc:
+            with contextlib.suppress(OSError):
+                progress_cache_file(layout).unlink()
+            exc.hint = "the damaged cache was removed: run the command again"
+            raise
+
+    return build
+
+
 # The text and data this process last read or wrote, per file: a command that loads the same
 # unchanged file again (verify-next reads it before and after the run) skips hashing it and
 # reading the cache. Only exact text equality counts.
 _LOADED: dict[str, tuple[str, dict[str, Any], str | None]] = {}  # text, data, cache's text
 
 
-def load(layout: Layout, reuse: ProgressDoc | None = None) -> ProgressDoc:
+def load(
+    layout: Layout, reuse: ProgressDoc | None = None, *, units_when_read: bool = False
+) -> ProgressDoc:
     """The progress file as it is now. ``reuse``: a document this process loaded or saved
     before; when the file still holds exactly its text, it is returned as it is (its model
-    not built again), so the caller must not have changed its model without saving it."""
+    not built again), so the caller must not have changed its model without saving it.
+    ``units_when_read``: from the cache, each unit is built when first read in full (see
+    :func:`~resume_kit.progress_file.validate.model_from_cache`)."""
     path = layout.progress
     text = read_text(path)
     if reuse is not None and reuse.path == path and reuse.text == text:
@@ -357,7 +377,9 @@ def load(layout: Layout, reuse: ProgressDoc | None = None) -> ProgressDoc:
         cached, cache_text = hit if hit is not None else (None, None)
     model: Progress | None = None
     if cached is not None:
-        model = model_from_cache(cached)
+        model = model_from_cache(
+            cached, build_when_read=_unit_builder(layout) if units_when_read else None
+        )
         if model is None:
             with contextlib.suppress(ProgressFileError):
                 model = validate(cached, path.name)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from resume_kit.core.escape import escape_controls
 from resume_kit.core.inert import clip
@@ -33,6 +33,7 @@ from resume_kit.model.progress import (
     Progress,
     Status,
     Unit,
+    pending_unit,
 )
 
 
@@ -689,6 +690,19 @@ def _unit_from_cache(raw: Any) -> Unit | None:
     )
 
 
+def _unit_read_first(raw: Any, build: Callable[[Any], Unit]) -> Unit | None:
+    """A unit of the cache with only its id, status and ``after`` checked and set, the rest
+    built by ``build`` when first read; None where :func:`_unit_from_cache` would say None for
+    those fields."""
+    if type(raw) is not dict or not raw.keys() <= _UNIT_KEY_SET:
+        return None
+    get = raw.get
+    uid, status, after = get("id"), get("status"), _strings(get("after", _NO_STRINGS))
+    if type(uid) is not str or not ID_PATTERN.match(uid) or status not in STATUSES or after is None:
+        return None
+    return pending_unit(uid, cast(Status, status), after, raw, build)
+
+
 def _action_from_cache(raw: Any) -> Action | None:
     if type(raw) is not dict or not raw.keys() <= _ACTION_KEY_SET:
         return None
@@ -724,10 +738,30 @@ _ACTION_KEY_SET = frozenset(ACTION_KEYS)
 _ATTEMPT_KEY_SET = frozenset(ATTEMPT_KEYS)
 
 
-def model_from_cache(data: Any) -> Progress | None:
+def built_unit(raw: Any) -> Unit:
+    """The unit of cached data whose id, status and ``after`` were checked: as
+    :func:`_unit_from_cache` builds it, else as :func:`validate` would; data that neither takes
+    (a cache changed by hand: its key, progress.yaml's SHA-256, still matched) is an error."""
+    unit = _unit_from_cache(raw)
+    if unit is not None:
+        return unit
+    problems = _Problems("")
+    unit = _unit(raw, 0, problems)
+    if unit is None or problems.items:
+        detail = problems.items[0].split(": ", 1)[-1] if problems.items else "not a unit"
+        raise ProgressFileError(f"the progress cache disagrees with progress.yaml ({detail})")
+    return unit
+
+
+def model_from_cache(
+    data: Any, *, build_when_read: Callable[[Any], Unit] | None = None
+) -> Progress | None:
     """The model of cached data (what :func:`to_data` wrote for a validated model), built
     without :func:`validate`'s per-field bookkeeping: the same Progress ``validate`` returns,
-    or None whenever the data is not in exactly that shape (then ``validate`` decides)."""
+    or None whenever the data is not in exactly that shape (then ``validate`` decides).
+    ``build_when_read`` (:func:`built_unit`, or a function that calls it): each unit is built
+    by it when a field other than its id, status and ``after`` is first read (for a caller
+    that reads those of every unit and one in full)."""
     if type(data) is not dict or not data.keys() <= set(TOP_KEYS):
         return None
     version, goal, notes = data.get("schema_version"), data.get("goal"), data.get("notes")
@@ -741,7 +775,10 @@ def model_from_cache(data: Any) -> Progress | None:
         or type(actions_raw) is not list
     ):
         return None
-    units = [_unit_from_cache(raw) for raw in units_raw]
+    if build_when_read is None:
+        units = [_unit_from_cache(raw) for raw in units_raw]
+    else:
+        units = [_unit_read_first(raw, build_when_read) for raw in units_raw]
     actions = [_action_from_cache(raw) for raw in actions_raw]
     if None in units or None in actions:
         return None

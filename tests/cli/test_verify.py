@@ -409,6 +409,42 @@ def test_stale_stops_at_the_first_failure(repo: Path, cli) -> None:  # type: ign
     assert units["a"]["status"] == "in_progress" and units["b"]["status"] == "done"
 
 
+def test_a_cache_changed_by_hand_stops_verify_next_before_the_run_and_is_removed(
+    repo: Path,
+    cli,  # type: ignore[no-untyped-def]
+) -> None:
+    """verify-next builds a cached unit when it reads it (only the one it runs): a unit the cache
+    holds differently from what validation allows is a one-line error, nothing runs, and the
+    cache is removed, so the next run reads progress.yaml itself."""
+    from resume_kit.infra.paths import find_layout
+
+    write_progress(
+        repo,
+        [
+            {"id": "a", "title": "A", "verify": "echo ran > ran.txt", "files": ["src/a.py"]},
+            {"id": "b", "title": "B", "verify": "true", "after": ["a"]},
+        ],
+    )
+    assert cli("status", env=TRUST_ALL).code == 0  # writes the progress cache
+    cache = find_layout(repo).user_cache / "progress.json"
+    text = cache.read_text()
+    assert '"src/a.py"' in text
+    cache.write_text(text.replace('"src/a.py"', '"../../etc/passwd"'))  # its key still matches
+    result = cli("verify-next", env=TRUST_ALL)
+    assert result.code == 2
+    assert result.stderr.splitlines()[0] == (
+        "resume-kit: error: the progress cache disagrees with progress.yaml "
+        "(unit 'a': files: '../../etc/passwd' climbs out of the work tree with '..'; "
+        "paths must stay inside the work tree)"
+    )
+    assert "the damaged cache was removed: run the command again" in result.stderr
+    assert not (repo / "ran.txt").exists()
+    assert read_units(repo)["a"].get("status", "todo") == "todo"
+    assert not cache.exists()
+    assert cli("verify-next", env=TRUST_ALL).code == 0
+    assert (repo / "ran.txt").exists() and read_units(repo)["a"]["status"] == "done"
+
+
 # --------------------------------------------------------------------------- trust and environment
 
 

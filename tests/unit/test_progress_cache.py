@@ -6,12 +6,14 @@ import copy
 import json
 from typing import Any
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from resume_kit.core.light_dataclass import asdict
 from resume_kit.infra.errors import ProgressFileError
 from resume_kit.progress_file.roundtrip import to_data
-from resume_kit.progress_file.validate import model_from_cache, validate
+from resume_kit.progress_file.validate import built_unit, model_from_cache, validate
 
 IDS = st.sampled_from(["a", "b", "c", "doc-001", "x.y_z", "d", "e", "f", "g", "Bad", "", "a b"])
 TEXT = st.text(max_size=6) | st.sampled_from(["", " ", "sha256:ab", "2026-11-29T08:00:00Z"])
@@ -132,3 +134,66 @@ def test_every_valid_model_round_trips_through_the_fast_path(data: dict[str, Any
         return
     cached = json.loads(json.dumps(to_data(model)))  # what the cache file holds
     assert model_from_cache(cached) == model
+
+
+@settings(max_examples=600, deadline=None)
+@given(document, st.none() | st.integers(0, 20))
+@example(_one_unit_with_artifact("/"), None)
+@example(_one_unit_with_artifact("a\x00/../../b"), None)
+def test_units_built_when_read_are_the_units_built_at_once(
+    data: dict[str, Any], unknown: int | None
+) -> None:
+    """The model whose units are built when read equals the one built at once; where that one
+    is None, each unit is what validate makes of it, or reading it raises validate's error."""
+    if unknown is not None:
+        data = with_unknown_keys(data, unknown)
+    at_once = model_from_cache(copy.deepcopy(data))
+    when_read = model_from_cache(copy.deepcopy(data), build_when_read=built_unit)
+    if at_once is not None:
+        assert when_read == at_once
+        return
+    if when_read is None:
+        return
+    expected = validated(data)
+    try:
+        built = [asdict(unit) for unit in when_read.units]  # reads every field of every unit
+    except ProgressFileError as exc:
+        assert expected is None
+        assert exc.message.startswith("the progress cache disagrees with progress.yaml (unit ")
+        return
+    assert expected is not None
+    assert built == [asdict(unit) for unit in expected.units]
+    assert when_read == expected
+
+
+def test_a_unit_built_when_read_keeps_what_was_set_before_it_was_built() -> None:
+    data = {
+        "schema_version": 2,
+        "goal": "g",
+        "units": [
+            {"id": "a", "title": "A", "status": "todo", "verify": "true", "files": ["x.py"]},
+            {"id": "b", "title": "B", "status": "todo", "after": ["a"]},
+        ],
+    }
+    model = model_from_cache(copy.deepcopy(data), build_when_read=built_unit)
+    assert model is not None
+    first, second = model.units
+    assert "title" not in vars(first)  # nothing but id, status and after was built
+    first.status = "done"
+    assert (first.title, first.verify, first.files, first.status) == ("A", "true", ["x.py"], "done")
+    assert second.after == ["a"] and "title" not in vars(second)
+
+
+def test_a_cached_unit_that_is_not_valid_is_an_error_when_read() -> None:
+    data = {
+        "schema_version": 2,
+        "goal": "g",
+        "units": [{"id": "a", "title": "A", "status": "todo", "files": ["../../etc/passwd"]}],
+    }
+    model = model_from_cache(copy.deepcopy(data), build_when_read=built_unit)
+    assert model is not None  # the id, the status and the links are valid
+    with pytest.raises(ProgressFileError) as info:
+        _ = model.units[0].files
+    assert info.value.message.startswith(
+        "the progress cache disagrees with progress.yaml (unit 'a': files"
+    )

@@ -151,7 +151,7 @@ def _run(
 
     if not dry_run and not force:
         start_conflicts_check(layout)  # git reads the index while the model is built
-    doc = load(layout)
+    doc = load(layout, units_when_read=True)  # the pick reads statuses, the run one unit
     held = Reusing(doc)  # the model is built once: picking, recording, reporting
     progress = doc.progress
     timeout_s = timeout if timeout is not None else config.load(layout).verify_timeout_s
