@@ -12,7 +12,7 @@ from collections.abc import Callable, Collection, Iterator
 
 from resume_kit.core.light_dataclass import dataclass, field
 from resume_kit.core.timeutil import now_utc, parse_utc
-from resume_kit.core.typing_light import Literal
+from resume_kit.core.typing_light import Any, Literal
 from resume_kit.infra.errors import ProgressFileError
 
 SCHEMA_VERSION = 2
@@ -130,7 +130,7 @@ for _spec in getattr(Unit, "__light_fields__"):  # noqa: B009
 
 
 def pending_unit(
-    unit_id: str, status: Status, after: list[str], data: object, build: Callable[[object], Unit]
+    unit_id: str, status: Status, after: list[str], data: Any, build: Callable[[Any], Unit]
 ) -> Unit:
     """A unit whose other fields ``build(data)`` makes when one of them is first read; the
     caller has checked ``unit_id``, ``status`` and ``after`` as ``build`` would."""

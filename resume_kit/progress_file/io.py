@@ -4,15 +4,17 @@ errors), save, the locked transaction, and create."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 from resume_kit.core.light_dataclass import dataclass, field
-from resume_kit.core.typing_light import TYPE_CHECKING, Any, cast
+from resume_kit.core.typing_light import TYPE_CHECKING, Any
 from resume_kit.infra.errors import ProgressFileError
 from resume_kit.infra.paths import Layout
 from resume_kit.infra.store import FileLock, atomic_write, ensure_gitignore, keep_history
-from resume_kit.model.progress import TOP_KEYS, Progress, Unit
+from resume_kit.model.progress import TOP_KEYS, Progress
+from resume_kit.progress_file import cache
+from resume_kit.progress_file.cache_json import CachedRows
 from resume_kit.progress_file.roundtrip import (
     detect_indent,
     dump,
@@ -22,13 +24,12 @@ from resume_kit.progress_file.roundtrip import (
     to_data,
     unit_data,
 )
-from resume_kit.progress_file.validate import built_unit, migrate, model_from_cache, validate
+from resume_kit.progress_file.validate import migrate, model_from_cache, validate
 
 if TYPE_CHECKING:
     import re
 
 MAX_FILE_BYTES = 16 * 1024 * 1024
-MAX_CACHE_BYTES = 8 * MAX_FILE_BYTES  # the JSON of a 16 MiB file's model is well below this
 
 
 @dataclass
@@ -38,10 +39,21 @@ class ProgressDoc:
     path: Path
     progress: Progress
     text: str
-    data: dict[str, Any] = field(default_factory=dict)  # to_data() of the model as loaded
+    # to_data() of the model as loaded; empty until :meth:`loaded` when the model's units are
+    # built when read (then _rows holds the cache's lines, _cache_text its text)
+    data: dict[str, Any] = field(default_factory=dict)
     _raw: Any = field(default=None, repr=False)
     # the one unit the model changed in, when the caller says so (changed_only)
     _only_unit: str | None = field(default=None, repr=False)
+    _rows: CachedRows | None = field(default=None, repr=False)
+    _cache_text: str | None = field(default=None, repr=False)
+
+    def loaded(self) -> dict[str, Any]:
+        """:attr:`data`, parsed from the cache's text first when the units are built when read."""
+        if not self.data and self._cache_text is not None:
+            self.data = cache.data(self._cache_text) or to_data(self.progress)
+            self._rows = None
+        return self.data
 
     def changed_only(self, unit_id: str) -> None:
         """Tell :func:`save` that the model changed in unit ``unit_id`` alone: the data of
@@ -51,13 +63,13 @@ class ProgressDoc:
     def changed_data(self) -> dict[str, Any]:
         """``to_data(self.progress)``, by way of :meth:`changed_only` when it was called."""
         unit_id, self._only_unit = self._only_unit, None
-        units, loaded = self.progress.units, self.data.get("units")
+        units, loaded = self.progress.units, self.loaded().get("units")
         if unit_id is not None and type(loaded) is list and len(loaded) == len(units):
             for index, unit in enumerate(units):
                 if unit.id == unit_id and loaded[index].get("id") == unit_id:
                     fresh = list(loaded)
                     fresh[index] = unit_data(unit)
-                    return {**self.data, "units": fresh}
+                    return {**self.loaded(), "units": fresh}
         return to_data(self.progress)
 
     @property
@@ -80,7 +92,7 @@ class ProgressDoc:
 
         if new is None:
             new = to_data(self.progress)
-        old = self.data
+        old = self.loaded()
         changed = [k for k in TOP_KEYS if old.get(k) != new.get(k)]
         if old and all(k in KEYED_LISTS for k in changed):
             patched: str | None = self.text
@@ -205,13 +217,6 @@ def read_text(path: Path) -> str:
         ) from None
 
 
-# The parsed-model cache: reading a large progress file through a YAML parser costs far more
-# than the brief's budget, so the validated data is kept in the work tree's folder of the user's
-# cache (Layout.user_cache, never the repository: a clone could ship a forged one), keyed by
-# the SHA-256 of the exact text (any edit, by anyone, misses the cache).
-_CACHE_FORMAT = 1  # progress_file/cache_json.FORMAT
-
-
 def _digest(text: str | bytes) -> str:
     from resume_kit.core.digest import sha256
 
@@ -220,63 +225,7 @@ def _digest(text: str | bytes) -> str:
 
 def progress_cache_file(layout: Layout) -> Path:
     """The validated model of progress.yaml, keyed by its SHA-256, in the user's cache."""
-    return layout.user_cache / "progress.json"
-
-
-def _read_cache(layout: Layout, digest: str) -> tuple[dict[str, Any], str] | None:
-    """The cached data for the text with ``digest``, and the cache file's text."""
-    import json
-
-    from resume_kit.infra.safefs import read_regular
-
-    try:
-        raw = read_regular(progress_cache_file(layout), MAX_CACHE_BYTES).decode("utf-8")
-        cached = json.loads(raw)
-    except (OSError, ValueError):
-        return None
-    if (
-        isinstance(cached, dict)
-        and cached.get("format") == _CACHE_FORMAT
-        and cached.get("digest") == digest
-        and isinstance(cached.get("data"), dict)
-    ):
-        return cast(dict[str, Any], cached["data"]), raw
-    return None
-
-
-def _write_cache(
-    layout: Layout,
-    digest: str,
-    data: dict[str, Any],
-    encoded: bytes,
-    previous: tuple[str, str, dict[str, Any]] | None = None,
-) -> str:
-    """Write the cache for the progress file's bytes ``encoded``; its JSON text. ``previous``:
-    (the cache text, digest and data of the version this one replaces), so that only the
-    changed units are serialised."""
-    from resume_kit.progress_file.cache_json import payload, spliced
-
-    written = spliced(previous[0], previous[1], previous[2], digest, data) if previous else None
-    if written is None:
-        written = payload(digest, data)
-    with contextlib.suppress(OSError):  # checked against progress.yaml's digest when read
-        atomic_write(progress_cache_file(layout), written, durable=False)
-    _write_unit_in_progress(layout, data, encoded)
-    return written
-
-
-def _in_progress_file(layout: Layout) -> Path:
-    from resume_kit.infra.cachedir import in_progress_file
-
-    return Path(in_progress_file(str(layout.user_cache)))
-
-
-def _write_unit_in_progress(layout: Layout, data: dict[str, Any], encoded: bytes) -> None:
-    """Tell the git hook which unit is in progress in exactly this text (see hookentry)."""
-    from resume_kit.integrations.hook_entry import write_unit_in_progress
-
-    first = next((u["id"] for u in data.get("units", []) if u.get("status") == "in_progress"), None)
-    write_unit_in_progress(str(_in_progress_file(layout)), encoded, first)
+    return cache.cache_file(layout)
 
 
 def _parse_fast(text: str) -> Any:
@@ -331,26 +280,10 @@ def parse_and_validate(text: str, name: str = "progress.yaml") -> Progress:
     return validate(parse_text(text, name), name)
 
 
-def _unit_builder(layout: Layout) -> Callable[[Any], Unit]:
-    """:func:`~resume_kit.progress_file.validate.built_unit`, removing the cache it found
-    damaged (the next command reads progress.yaml itself)."""
-
-    def build(raw: Any) -> Unit:
-        try:
-            return built_unit(raw)
-        except ProgressFileError as exc:
-            with contextlib.suppress(OSError):
-                progress_cache_file(layout).unlink()
-            exc.hint = "the damaged cache was removed: run the command again"
-            raise
-
-    return build
-
-
-# The text and data this process last read or wrote, per file: a command that loads the same
-# unchanged file again (verify-next reads it before and after the run) skips hashing it and
-# reading the cache. Only exact text equality counts.
-_LOADED: dict[str, tuple[str, dict[str, Any], str | None]] = {}  # text, data, cache's text
+# The text this process last read or wrote, per file, with the cache's text and data: a
+# command that loads the same unchanged file again (verify-next reads it before and after the
+# run) skips hashing it and reading the cache. Only exact text equality counts.
+_LOADED: dict[str, tuple[str, str | None, dict[str, Any] | None]] = {}
 
 
 def load(
@@ -359,8 +292,9 @@ def load(
     """The progress file as it is now. ``reuse``: a document this process loaded or saved
     before; when the file still holds exactly its text, it is returned as it is (its model
     not built again), so the caller must not have changed its model without saving it.
-    ``units_when_read``: from the cache, each unit is built when first read in full (see
-    :func:`~resume_kit.progress_file.validate.model_from_cache`)."""
+    ``units_when_read``: from the cache, each unit is built when a field other than its id,
+    status and ``after`` is first read (a caller that reads those of every unit and one unit
+    in full: verify-next), and the data is parsed only when asked for (:meth:`loaded`)."""
     path = layout.progress
     text = read_text(path)
     if reuse is not None and reuse.path == path and reuse.text == text:
@@ -368,33 +302,43 @@ def load(
     if "\x00" in text:
         raise ProgressFileError(f"{path.name}: the file holds binary data (NUL bytes)")
     remembered = _LOADED.get(str(path))
-    cache_text: str | None = None
     if remembered is not None and remembered[0] == text:
-        cached: dict[str, Any] | None = remembered[1]  # this process read or wrote these bytes
-        cache_text = remembered[2]
+        cache_text, cached = remembered[1], remembered[2]  # this process read or wrote them
     else:
-        hit = _read_cache(layout, _digest(text))
-        cached, cache_text = hit if hit is not None else (None, None)
+        cache_text, cached = cache.read(layout, _digest(text)), None
     model: Progress | None = None
-    if cached is not None:
-        model = model_from_cache(
-            cached, build_when_read=_unit_builder(layout) if units_when_read else None
-        )
+    rows = None
+    if cache_text is not None:
+        if units_when_read and cached is None:
+            rows = CachedRows.of(cache_text)
+            model = cache.model_of_rows(layout, rows) if rows is not None else None
         if model is None:
+            rows = None
+            cached = cached if cached is not None else cache.data(cache_text)
+            model = model_from_cache(cached) if cached is not None else None
+        if model is None and cached is not None:
             with contextlib.suppress(ProgressFileError):
                 model = validate(cached, path.name)
-        if model is not None and not _in_progress_file(layout).exists():
-            _write_unit_in_progress(layout, cached, text.encode("utf-8"))
+        if model is not None and not cache.in_progress_file(layout).exists():
+            cache.write_in_progress(layout, text.encode("utf-8"), cache.first_in_progress(model))
     if model is None:
         model = parse_and_validate(text, path.name)
-        cached = to_data(model)
-        cache_text = None
+        cached, cache_text, rows = to_data(model), None, None
         if layout.state_dir.is_dir():
+            from resume_kit.progress_file.patch import blocks_of
+
             encoded = text.encode("utf-8")
-            cache_text = _write_cache(layout, _digest(encoded), cached, encoded)
-    data = cached or to_data(model)
-    _LOADED[str(path)] = (text, data, cache_text)
-    return ProgressDoc(path=path, progress=model, text=text, data=data)
+            blocks = blocks_of(text, "units")
+            cache_text = cache.write(layout, _digest(encoded), cached, encoded, blocks=blocks)
+    _LOADED[str(path)] = (text, cache_text, cached)
+    return ProgressDoc(
+        path=path,
+        progress=model,
+        text=text,
+        data=cached if cached is not None else {},
+        _rows=rows,
+        _cache_text=cache_text,
+    )
 
 
 def save(layout: Layout, doc: ProgressDoc) -> bool:
@@ -402,25 +346,65 @@ def save(layout: Layout, doc: ProgressDoc) -> bool:
 
     The caller must hold the progress lock (see :func:`transaction`).
     """
+    if doc._only_unit is not None and doc._rows is not None:
+        saved = _save_unit(layout, doc, doc._only_unit, doc._rows)
+        if saved is not None:
+            return saved
     new_data = doc.changed_data()
-    if new_data == doc.data:
+    if new_data == doc.loaded():
         return False
     text = doc.render_fast(new_data)
-    ensure_gitignore(layout)
-    keep_history(doc.path, layout.history)
-    encoded = text.encode("utf-8")  # once, for the file, its digest and the hook's record
-    atomic_write(doc.path, encoded)
-    from resume_kit.progress_file.cache_json import digest_of
-
+    encoded = _write_progress(layout, doc, text)
     remembered = _LOADED.get(str(doc.path))
     previous = None
-    if remembered is not None and remembered[1] is doc.data and remembered[2] is not None:
-        old_digest = digest_of(remembered[2])
-        if old_digest is not None and remembered[0] == doc.text:  # of the version replaced
-            previous = (remembered[2], old_digest, doc.data)
-    doc.text, doc.data, doc._raw = text, new_data, None
-    written = _write_cache(layout, _digest(encoded), new_data, encoded, previous)
-    _LOADED[str(doc.path)] = (text, new_data, written)
+    # the cache of the version replaced
+    if remembered is not None and remembered[2] is doc.data and remembered[0] == doc.text:
+        previous = (remembered[1], doc.data) if remembered[1] is not None else None
+    doc.text, doc.data, doc._raw, doc._cache_text = text, new_data, None, None
+    written = cache.write(layout, _digest(encoded), new_data, encoded, previous=previous)
+    doc._cache_text = written
+    _LOADED[str(doc.path)] = (text, written, new_data)
+    return True
+
+
+def _write_progress(layout: Layout, doc: ProgressDoc, text: str) -> bytes:
+    """Keep the version ``doc`` was loaded as in history/, write ``text``; its bytes (once,
+    for the file, its digest and the hook's record)."""
+    ensure_gitignore(layout)
+    keep_history(doc.path, layout.history)
+    encoded = text.encode("utf-8")
+    atomic_write(doc.path, encoded)
+    return encoded
+
+
+def _save_unit(layout: Layout, doc: ProgressDoc, unit_id: str, rows: CachedRows) -> bool | None:
+    """:func:`save` of a model that changed in unit ``unit_id`` alone, from the cache's lines
+    (no other unit parsed or dumped); None when that cannot be done (then save does it whole)."""
+    from resume_kit.progress_file.patch import patch_item
+
+    units = doc.progress.units
+    position = next((i for i, entry in enumerate(rows.index) if entry[0] == unit_id), -1)
+    if len(units) != len(rows.index) or position < 0 or units[position].id != unit_id:
+        return None
+    try:
+        old = rows.row(position)
+    except ValueError:
+        return None
+    new = unit_data(units[position])
+    if new == old:
+        doc._only_unit = None
+        return False
+    patched = patch_item(doc.text, "units", position, len(units), old, new, rows.blocks)
+    text = _with_version(patched[0], doc.progress.schema_version) if patched else None
+    if patched is None or text is None:
+        return None
+    blocks = patched[1] if len(text) == len(patched[0]) else None
+    encoded = _write_progress(layout, doc, text)
+    cache_text, new_rows = rows.replaced(position, new, _digest(encoded), blocks)
+    cache.store(layout, cache_text, encoded, cache.first_in_progress(doc.progress))
+    doc.text, doc.data, doc._raw, doc._only_unit = text, {}, None, None
+    doc._rows, doc._cache_text = new_rows, cache_text
+    _LOADED[str(doc.path)] = (text, cache_text, None)
     return True
 
 

@@ -317,6 +317,52 @@ def _pairing(
     return [by_id.get(old_id) for old_id in old_ids]
 
 
+def patch_item(
+    text: str,
+    name: str,
+    position: int,
+    count: int,
+    old: dict[str, Any],
+    new: dict[str, Any],
+    known: list[Any] | None = None,
+) -> tuple[str, list[Any]] | None:
+    """What :func:`patch_list` makes of ``text`` when only the item at ``position`` of the
+    ``count`` items changed, from ``old`` to ``new``, and where the items' blocks are then
+    ([starts, end, dash indent]); ``known``: where they are in ``text`` (the progress cache
+    says; a block found not to be ``old``'s sends the search to the text itself)."""
+    found: Layout | None = None
+    if known is not None and len(known[0]) == count and known[1] <= len(text):
+        found = (text, known[0], known[1], known[2])
+    else:
+        found = list_layout(text, name)
+    if found is None or len(found[1]) != count:
+        return None
+    text, starts, end, dash_indent = found
+    bounds = [*starts, end]
+    block = text[bounds[position] : bounds[position + 1]]
+    rewritten = _rewrite_fast(block, old, new, dash_indent)
+    if rewritten is None and known is not None:
+        return patch_item(text, name, position, count, old, new)
+    if rewritten is None:
+        id_field = KEYED_LISTS[name]
+        rewritten = _rewrite_block(block, new, dash_indent, old[id_field], id_field)
+        if rewritten is None or not _holds(rewritten, [new]):
+            return None
+    shift = len(rewritten) - len(block)
+    moved = [*starts[: position + 1], *(start + shift for start in starts[position + 1 :])]
+    patched = text[: bounds[position]] + rewritten + text[bounds[position + 1] :]
+    return patched, [moved, end + shift, dash_indent]
+
+
+def blocks_of(text: str, name: str) -> list[Any] | None:
+    """Where the blocks of the top-level list ``name`` are in ``text`` ([starts, end, dash
+    indent], as :func:`patch_item` takes them); None when :func:`list_layout` finds none."""
+    found = list_layout(text, name)
+    if found is None or found[0] != text:
+        return None
+    return [found[1], found[2], found[3]]
+
+
 def patch_list(
     text: str, name: str, old_items: list[dict[str, Any]], new_items: list[dict[str, Any]]
 ) -> str | None:

@@ -690,19 +690,6 @@ def _unit_from_cache(raw: Any) -> Unit | None:
     )
 
 
-def _unit_read_first(raw: Any, build: Callable[[Any], Unit]) -> Unit | None:
-    """A unit of the cache with only its id, status and ``after`` checked and set, the rest
-    built by ``build`` when first read; None where :func:`_unit_from_cache` would say None for
-    those fields."""
-    if type(raw) is not dict or not raw.keys() <= _UNIT_KEY_SET:
-        return None
-    get = raw.get
-    uid, status, after = get("id"), get("status"), _strings(get("after", _NO_STRINGS))
-    if type(uid) is not str or not ID_PATTERN.match(uid) or status not in STATUSES or after is None:
-        return None
-    return pending_unit(uid, cast(Status, status), after, raw, build)
-
-
 def _action_from_cache(raw: Any) -> Action | None:
     if type(raw) is not dict or not raw.keys() <= _ACTION_KEY_SET:
         return None
@@ -730,6 +717,7 @@ def _action_from_cache(raw: Any) -> Action | None:
     return Action(key, description, cast(ActionStatus, status), at, attempts)
 
 
+_TOP_KEY_SET = frozenset(TOP_KEYS)
 _UNIT_KEY_SET = frozenset(UNIT_KEYS)
 _EVIDENCE_KEY_SET = frozenset(EVIDENCE_KEYS)
 _FAILURE_KEY_SET = frozenset(FAILURE_KEYS)
@@ -738,59 +726,85 @@ _ACTION_KEY_SET = frozenset(ACTION_KEYS)
 _ATTEMPT_KEY_SET = frozenset(ATTEMPT_KEYS)
 
 
-def built_unit(raw: Any) -> Unit:
-    """The unit of cached data whose id, status and ``after`` were checked: as
-    :func:`_unit_from_cache` builds it, else as :func:`validate` would; data that neither takes
-    (a cache changed by hand: its key, progress.yaml's SHA-256, still matched) is an error."""
+def built_unit(raw: Any, read_first: list[Any]) -> Unit:
+    """The unit of cached data ``raw`` whose id, status and ``after`` (``read_first``) the
+    cache's index gave: as :func:`_unit_from_cache` builds it, else as :func:`validate` would;
+    data that neither takes, or that disagrees with the index, is an error (a cache changed by
+    hand: its key, progress.yaml's SHA-256, still matched)."""
     unit = _unit_from_cache(raw)
-    if unit is not None:
-        return unit
-    problems = _Problems("")
-    unit = _unit(raw, 0, problems)
-    if unit is None or problems.items:
-        detail = problems.items[0].split(": ", 1)[-1] if problems.items else "not a unit"
+    detail = "its index disagrees with the unit"
+    if unit is None:
+        problems = _Problems("")
+        unit = _unit(raw, 0, problems)
+        if problems.items:
+            unit, detail = None, problems.items[0].split(": ", 1)[-1]
+    if unit is None or [unit.id, unit.status, unit.after] != read_first:
         raise ProgressFileError(f"the progress cache disagrees with progress.yaml ({detail})")
     return unit
 
 
-def model_from_cache(
-    data: Any, *, build_when_read: Callable[[Any], Unit] | None = None
-) -> Progress | None:
-    """The model of cached data (what :func:`to_data` wrote for a validated model), built
-    without :func:`validate`'s per-field bookkeeping: the same Progress ``validate`` returns,
-    or None whenever the data is not in exactly that shape (then ``validate`` decides).
-    ``build_when_read`` (:func:`built_unit`, or a function that calls it): each unit is built
-    by it when a field other than its id, status and ``after`` is first read (for a caller
-    that reads those of every unit and one in full)."""
-    if type(data) is not dict or not data.keys() <= set(TOP_KEYS):
+def _top_from_cache(data: Any) -> tuple[str, str | None, list[Action]] | None:
+    """The goal, notes and actions of cached data (its units aside), or None when the data is
+    not in exactly the shape :func:`to_data` writes."""
+    if type(data) is not dict or not data.keys() <= _TOP_KEY_SET:
         return None
     version, goal, notes = data.get("schema_version"), data.get("goal"), data.get("notes")
-    units_raw, actions_raw = data.get("units"), data.get("actions", [])
+    actions_raw = data.get("actions", [])
     if (
         type(version) is not int
         or version != SCHEMA_VERSION
         or type(goal) is not str
         or (notes is not None and type(notes) is not str)
-        or type(units_raw) is not list
         or type(actions_raw) is not list
     ):
         return None
-    if build_when_read is None:
-        units = [_unit_from_cache(raw) for raw in units_raw]
-    else:
-        units = [_unit_read_first(raw, build_when_read) for raw in units_raw]
     actions = [_action_from_cache(raw) for raw in actions_raw]
-    if None in units or None in actions:
+    if None in actions:
         return None
+    return goal, notes, cast(list[Action], actions)
+
+
+def _progress_of(top: tuple[str, str | None, list[Action]], units: list[Unit]) -> Progress | None:
     problems = _Problems("cache")
-    checked = cast(list[Unit], units)
-    _check_graph(checked, problems)
+    _check_graph(units, problems)
     if problems.items:
         return None
+    goal, notes, actions = top
     return Progress(
-        goal=goal,
-        units=checked,
-        actions=cast(list[Action], actions),
-        notes=notes,
-        schema_version=SCHEMA_VERSION,
+        goal=goal, units=units, actions=actions, notes=notes, schema_version=SCHEMA_VERSION
     )
+
+
+def model_from_cache(data: Any) -> Progress | None:
+    """The model of cached data (what :func:`to_data` wrote for a validated model), built
+    without :func:`validate`'s per-field bookkeeping: the same Progress ``validate`` returns,
+    or None whenever the data is not in exactly that shape (then ``validate`` decides)."""
+    top = _top_from_cache(data)
+    units_raw = data.get("units") if top is not None else None
+    if top is None or type(units_raw) is not list:
+        return None
+    units = [_unit_from_cache(raw) for raw in units_raw]
+    if None in units:
+        return None
+    return _progress_of(top, cast(list[Unit], units))
+
+
+def model_from_index(rest: Any, index: list[Any], build: Callable[[int], Unit]) -> Progress | None:
+    """The model of cached data given as ``rest`` (the data without its units) and ``index``
+    (each unit's [id, status, after]), each unit built by ``build(position)`` when a field
+    other than those is first read (for a caller that reads those of every unit and one in
+    full); None as :func:`model_from_cache` for those fields."""
+    top = _top_from_cache(rest)
+    if top is None or "units" in rest:
+        return None
+    units: list[Unit] = []
+    for position, entry in enumerate(index):
+        if type(entry) is not list or len(entry) != 3:
+            return None
+        uid, status, after = entry[0], entry[1], _strings(entry[2])
+        if type(uid) is not str or not ID_PATTERN.match(uid) or status not in STATUSES:
+            return None
+        if after is None:
+            return None
+        units.append(pending_unit(uid, cast(Status, status), after, position, build))
+    return _progress_of(top, units)

@@ -1,4 +1,5 @@
-"""The progress cache's JSON spliced after a save equals the whole dump, whichever units changed."""
+"""The progress cache's text: the data whole, the units one at a time, and a unit or the
+changed units replaced give exactly what a whole dump gives."""
 
 from __future__ import annotations
 
@@ -8,10 +9,10 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from resume_kit.progress_file.cache_json import digest_of, payload, spliced
+from resume_kit.progress_file.cache_json import CachedRows, data_of, digest_of, payload
 
-TEXT = st.text(max_size=20)
-# One JSON type per field, as to_data writes a validated model (the splice's contract): values
+TEXT = st.text(max_size=20) | st.sampled_from(["\n", '"units": [', "]}", ",\n", "\u2028"])
+# One JSON type per field, as to_data writes a validated model (the reuse's contract): values
 # that compare equal then dump equal (0 == False would not, nor 1 == 1.0).
 UNIT_FIELDS = st.fixed_dictionaries(
     {},
@@ -21,20 +22,22 @@ UNIT_FIELDS = st.fixed_dictionaries(
         "verify": st.one_of(st.none(), TEXT),
         "notes": st.one_of(st.none(), TEXT),
         "files": st.lists(TEXT, max_size=2),
+        "after": st.lists(TEXT, max_size=2),
         "parallel": st.booleans(),
         "repeats": st.integers(),
     },
 )
 DIGEST = st.text(alphabet="0123456789abcdef", min_size=64, max_size=64)
+BLOCKS = st.none() | st.just([[0, 10], 20, 2])
 
 
 @st.composite
-def datas(draw: Any) -> dict[str, Any]:
-    ids = draw(st.lists(TEXT, min_size=1, max_size=5, unique=True))
+def datas(draw: Any, min_units: int = 0) -> dict[str, Any]:
+    ids = draw(st.lists(TEXT, min_size=min_units, max_size=5, unique=True))
     data: dict[str, Any] = {
         "schema_version": draw(st.integers(1, 2)),
         "goal": draw(TEXT),
-        "units": [{"id": i, **draw(UNIT_FIELDS)} for i in ids],
+        "units": [{"id": i, "status": "todo", **draw(UNIT_FIELDS)} for i in ids],
     }
     if draw(st.booleans()):
         data["actions"] = [{"key": draw(TEXT), "description": draw(TEXT), "status": "done"}]
@@ -43,9 +46,49 @@ def datas(draw: Any) -> dict[str, Any]:
     return data
 
 
+def index_of(data: dict[str, Any]) -> list[Any]:
+    return [[u["id"], u["status"], u.get("after", [])] for u in data["units"]]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(datas(), DIGEST, BLOCKS)
+def test_the_cache_holds_the_data_whole_and_unit_by_unit(
+    data: dict[str, Any], digest: str, blocks: Any
+) -> None:
+    text = payload(digest, data, blocks)
+    assert digest_of(text) == digest
+    assert data_of(text) == data
+    rows = CachedRows.of(text)
+    if not data["units"]:
+        assert rows is None  # nothing to read one at a time
+        return
+    assert rows is not None
+    assert rows.index == index_of(data)
+    assert rows.rest() == {k: v for k, v in data.items() if k != "units"}
+    assert [rows.row(i) for i in range(len(data["units"]))] == data["units"]
+    assert rows.blocks == (blocks if blocks is not None and len(data["units"]) == 2 else None)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(datas(min_units=1), DIGEST, DIGEST, BLOCKS, st.data())
+def test_a_unit_replaced_is_the_whole_dump(
+    old: dict[str, Any], old_digest: str, new_digest: str, blocks: Any, data: Any
+) -> None:
+    rows = CachedRows.of(payload(old_digest, old))
+    assert rows is not None
+    position = data.draw(st.integers(0, len(old["units"]) - 1))
+    unit = {**old["units"][position], **data.draw(UNIT_FIELDS)}
+    new = {**old, "units": [*old["units"][:position], unit, *old["units"][position + 1 :]]}
+    text, replaced = rows.replaced(position, unit, new_digest, blocks)
+    assert text == payload(new_digest, new, blocks)
+    again = CachedRows.of(text)
+    assert again is not None and again.index == replaced.index == index_of(new)
+    assert replaced.row(position) == unit
+
+
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(datas(), DIGEST, DIGEST, st.data())
-def test_the_spliced_cache_is_the_whole_dump(
+def test_the_lines_of_unchanged_units_reused_give_the_whole_dump(
     old: dict[str, Any], old_digest: str, new_digest: str, data: Any
 ) -> None:
     new = json.loads(json.dumps(old))
@@ -53,28 +96,23 @@ def test_the_spliced_cache_is_the_whole_dump(
         if data.draw(st.booleans()):
             unit.update(data.draw(UNIT_FIELDS))
     if data.draw(st.booleans()):
-        new["schema_version"] = 2
         new["goal"] = data.draw(TEXT)
     if data.draw(st.booleans()):
-        new["units"].append({"id": "added-unit"})  # not in place: no splice
-    if data.draw(st.booleans()) and len(new["units"]) > 1:
-        new["units"].reverse()  # moved: ids differ in place
-    old_text = payload(old_digest, old)
-    assert digest_of(old_text) == old_digest
-    result = spliced(old_text, old_digest, old, new_digest, new)
-    if len(new["units"]) == len(old["units"]) and all(
-        a["id"] == b["id"] for a, b in zip(old["units"], new["units"], strict=True)
-    ):
-        assert result is not None
-    if result is not None:
-        assert result == payload(new_digest, new)
+        new["units"].append({"id": "added-unit", "status": "todo"})  # not as many: no reuse
+    rows = CachedRows.of(payload(old_digest, old))
+    if rows is None:
+        assert not old["units"]
+        return
+    reused = rows.rows_for(new["units"], old["units"])
+    assert (reused is None) == (len(new["units"]) != len(old["units"]))
+    assert payload(new_digest, new, None, reused) == payload(new_digest, new)
 
 
-def test_a_cache_text_not_of_the_old_data_is_not_spliced() -> None:
-    old = {"schema_version": 2, "goal": "g", "units": [{"id": "a", "status": "todo"}]}
-    new = {"schema_version": 2, "goal": "g", "units": [{"id": "a", "status": "done"}]}
-    digest = "0" * 64
-    other = payload(digest, {**old, "goal": "another"})
-    assert spliced(other, digest, old, digest, new) is None
-    assert spliced(payload(digest, old).replace(", ", ",", 1), digest, old, digest, new) is None
-    assert spliced(payload(digest, old), digest, old, "1" * 64, new) == payload("1" * 64, new)
+def test_a_text_not_in_the_shape_written_has_no_rows() -> None:
+    data = {"schema_version": 2, "goal": "g", "units": [{"id": "a", "status": "todo"}]}
+    text = payload("0" * 64, data)
+    assert CachedRows.of(text) is not None
+    assert CachedRows.of(text.replace("\n]}\n", "]}\n")) is None
+    assert CachedRows.of("{}\n" + text.split("\n", 1)[1]) is None
+    assert CachedRows.of("not json\n" + text.split("\n", 1)[1]) is None
+    assert digest_of(text.replace('"format": 2', '"format": 1')) is None

@@ -1,0 +1,119 @@
+"""The progress cache on disk: reading a large progress file through a YAML parser costs far
+more than the brief's budget, so the validated model's data is kept in the work tree's folder
+of the user's cache (Layout.user_cache, never the repository: a clone could ship a forged
+one), keyed by the SHA-256 of the exact text (any edit, by anyone, misses the cache). Its text
+is :mod:`resume_kit.progress_file.cache_json`'s; the git hook's record of the unit in progress
+is written beside it."""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+from resume_kit.core.typing_light import Any
+from resume_kit.infra.errors import ProgressFileError
+from resume_kit.infra.paths import Layout
+from resume_kit.infra.store import atomic_write
+from resume_kit.model.progress import Progress, Unit
+from resume_kit.progress_file.cache_json import Blocks, CachedRows, data_of, digest_of, payload
+from resume_kit.progress_file.validate import built_unit, model_from_index
+
+MAX_CACHE_BYTES = 128 * 1024 * 1024  # the JSON of a 16 MiB progress file's model is well below
+
+
+def cache_file(layout: Layout) -> Path:
+    """The validated model of progress.yaml, keyed by its SHA-256, in the user's cache."""
+    return layout.user_cache / "progress.json"
+
+
+def read(layout: Layout, digest: str) -> str | None:
+    """The cache file's text when it holds the model of the progress text with ``digest``."""
+    from resume_kit.infra.safefs import read_regular
+
+    try:
+        text = read_regular(cache_file(layout), MAX_CACHE_BYTES).decode("utf-8")
+    except (OSError, ValueError):
+        return None
+    return text if digest_of(text) == digest else None
+
+
+def data(cache_text: str) -> dict[str, Any] | None:
+    """The data a cache text holds, parsed whole; None when it is not a mapping of JSON."""
+    try:
+        found = data_of(cache_text)
+    except ValueError:
+        return None
+    return found if type(found) is dict else None
+
+
+def model_of_rows(layout: Layout, rows: CachedRows) -> Progress | None:
+    """The model of ``rows`` whose units are built when read in full (None: not that shape).
+    A unit that turns out not to be valid is an error, and the cache is removed."""
+    try:
+        rest = rows.rest()
+    except ValueError:
+        return None
+
+    def build(position: int) -> Unit:
+        try:
+            return built_unit(rows.row(position), rows.index[position])
+        except (ValueError, ProgressFileError) as exc:
+            with contextlib.suppress(OSError):
+                cache_file(layout).unlink()
+            message = getattr(exc, "message", "the progress cache disagrees with progress.yaml")
+            raise ProgressFileError(
+                message, hint="the damaged cache was removed: run the command again"
+            ) from None
+
+    return model_from_index(rest, rows.index, build)
+
+
+def write(
+    layout: Layout,
+    digest: str,
+    model_data: dict[str, Any],
+    encoded: bytes,
+    *,
+    blocks: Blocks | None = None,
+    previous: tuple[str, dict[str, Any]] | None = None,
+) -> str:
+    """Write the cache of ``model_data`` for the progress file's bytes ``encoded`` (whose
+    SHA-256 is ``digest``); its text. ``previous``: the cache text and data of the version
+    this one replaces: the lines of the units that did not change are taken from it."""
+    reused = None
+    if previous is not None:
+        old_rows = CachedRows.of(previous[0])
+        if old_rows is not None:
+            reused = old_rows.rows_for(model_data["units"], previous[1].get("units"))
+    text = payload(digest, model_data, blocks, reused)
+    units = model_data["units"]
+    store(
+        layout, text, encoded, next((u["id"] for u in units if u["status"] == "in_progress"), None)
+    )
+    return text
+
+
+def store(layout: Layout, cache_text: str, encoded: bytes, in_progress: str | None) -> None:
+    """Write ``cache_text`` and the hook's record that ``in_progress`` (an id, or None) is the
+    unit in progress in exactly the progress file's bytes ``encoded``."""
+    with contextlib.suppress(OSError):  # checked against progress.yaml's digest when read
+        atomic_write(cache_file(layout), cache_text, durable=False)
+    write_in_progress(layout, encoded, in_progress)
+
+
+def in_progress_file(layout: Layout) -> Path:
+    from resume_kit.infra.cachedir import in_progress_file as named
+
+    return Path(named(str(layout.user_cache)))
+
+
+def write_in_progress(layout: Layout, encoded: bytes, unit_id: str | None) -> None:
+    """Tell the git hook which unit is in progress in exactly this text (see hookentry)."""
+    from resume_kit.integrations.hook_entry import write_unit_in_progress
+
+    write_unit_in_progress(str(in_progress_file(layout)), encoded, unit_id)
+
+
+def first_in_progress(progress: Progress) -> str | None:
+    """The id of the first unit in progress (a status is read without building its unit)."""
+    return next((u.id for u in progress.units if u.status == "in_progress"), None)
