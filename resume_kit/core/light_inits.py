@@ -1047,7 +1047,8 @@ def _init69(scope):  # resume_kit.progress_file.io.ProgressDoc
     _default5 = scope['_default5']
     _default6 = scope['_default6']
     _default7 = scope['_default7']
-    def __init__(self, path, progress, text, data=_MISSING, _raw=_default4, _only_unit=_default5, _rows=_default6, _cache_text=_default7):
+    _default8 = scope['_default8']
+    def __init__(self, path, progress, text, data=_MISSING, _raw=_default4, _only_unit=_default5, _rows=_default6, _cache_text=_default7, _bytes=_default8):
      self.path = path
      self.progress = progress
      self.text = text
@@ -1056,6 +1057,7 @@ def _init69(scope):  # resume_kit.progress_file.io.ProgressDoc
      self._only_unit = _only_unit
      self._rows = _rows
      self._cache_text = _cache_text
+     self._bytes = _bytes
     return __init__
 
 
@@ -1291,7 +1293,7 @@ FACTORIES = {
     'def __init__(self, indent, unit, notes=_MISSING):\n self.indent = indent\n self.unit = unit\n self.notes = _factory2() if notes is _MISSING else notes\n': _init66,
     'def __init__(self, added=_MISSING, updated=_MISSING, unchanged=_MISSING):\n self.added = _factory0() if added is _MISSING else added\n self.updated = _factory1() if updated is _MISSING else updated\n self.unchanged = _factory2() if unchanged is _MISSING else unchanged\n': _init67,
     'def __init__(self, id, title, parallel=_default2, story=_default3, files=_MISSING, after=_MISSING):\n self.id = id\n self.title = title\n self.parallel = parallel\n self.story = story\n self.files = _factory4() if files is _MISSING else files\n self.after = _factory5() if after is _MISSING else after\n': _init68,
-    'def __init__(self, path, progress, text, data=_MISSING, _raw=_default4, _only_unit=_default5, _rows=_default6, _cache_text=_default7):\n self.path = path\n self.progress = progress\n self.text = text\n self.data = _factory3() if data is _MISSING else data\n self._raw = _raw\n self._only_unit = _only_unit\n self._rows = _rows\n self._cache_text = _cache_text\n': _init69,
+    'def __init__(self, path, progress, text, data=_MISSING, _raw=_default4, _only_unit=_default5, _rows=_default6, _cache_text=_default7, _bytes=_default8):\n self.path = path\n self.progress = progress\n self.text = text\n self.data = _factory3() if data is _MISSING else data\n self._raw = _raw\n self._only_unit = _only_unit\n self._rows = _rows\n self._cache_text = _cache_text\n self._bytes = _bytes\n': _init69,
     'def __init__(self, jobs, keep_going, max_failures, max_units, time_budget, json_out):\n self.jobs = jobs\n self.keep_going = keep_going\n self.max_failures = max_failures\n self.max_units = max_units\n self.time_budget = time_budget\n self.json_out = json_out\n': _init70,
     'def __init__(self, n, after_start, event, unit=_default3, lost_s=_default4, resume_s=_default5, interrupted=_default6, lost_pass=_MISSING, leases_left=_MISSING):\n self.n = n\n self.after_start = after_start\n self.event = event\n self.unit = unit\n self.lost_s = lost_s\n self.resume_s = resume_s\n self.interrupted = interrupted\n self.lost_pass = _factory7() if lost_pass is _MISSING else lost_pass\n self.leases_left = _factory8() if leases_left is _MISSING else leases_left\n': _init71,
     'def __init__(self, trace, seed, kills_requested, root, kills=_MISSING, broken=_MISSING, skipped=_MISSING, rerun=_MISSING, ran=_MISSING, duration_s=_default9, worktree=_default10, leases=_MISSING):\n self.trace = trace\n self.seed = seed\n self.kills_requested = kills_requested\n self.root = root\n self.kills = _factory4() if kills is _MISSING else kills\n self.broken = _factory5() if broken is _MISSING else broken\n self.skipped = _factory6() if skipped is _MISSING else skipped\n self.rerun = _factory7() if rerun is _MISSING else rerun\n self.ran = _factory8() if ran is _MISSING else ran\n self.duration_s = duration_s\n self.worktree = worktree\n self.leases = _factory11() if leases is _MISSING else leases\n': _init72,

@@ -210,7 +210,11 @@ def open_regular(path: Path | str, *, follow: bool = False) -> BinaryIO:
 def read_regular(path: Path | str, limit: int, *, follow: bool = False) -> bytes:
     """The bytes of a regular file of at most ``limit`` bytes (:class:`FileTooLarge` beyond)."""
     with open_regular(path, follow=follow) as handle:
-        data = handle.read(limit + 1)
+        # the size first: read(limit + 1) allocates the whole limit (128 MiB for a cache)
+        size = min(os.fstat(handle.fileno()).st_size, limit)
+        data = handle.read(size + 1)
+        if len(data) > size:  # it grew, or says 0 (/proc): the rest, up to the limit
+            data += handle.read(limit - len(data) + 1)
         if len(data) > limit:
             size = os.fstat(handle.fileno()).st_size
             raise FileTooLarge(path, max(size, len(data)), limit)

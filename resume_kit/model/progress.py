@@ -94,7 +94,7 @@ class Unit:
 
 # A unit built when read (verify-next on a plan of 10,000 units reads the statuses and links of
 # all of them and one unit in full): it holds its id, status and ``after`` (and no line) and,
-# under this key, the data it is built from and the function that builds it, until another
+# under this key, its position and the function that builds it from that, until another
 # field is read.
 _PENDING = "_pending"
 _SET_FIRST = ("id", "status", "after", "line")
@@ -116,8 +116,8 @@ class _BuiltWhenRead:
         pending = own.get(_PENDING)
         if pending is None:
             raise AttributeError(self.name)
-        data, build = pending
-        built = build(data)  # raises ProgressFileError when the data is not a valid unit
+        position, build = pending
+        built = build(position)  # raises ProgressFileError when the data is not a valid unit
         for name, value in built.__dict__.items():
             own.setdefault(name, value)  # what was set meanwhile (status) stays
         own.pop(_PENDING, None)  # last: a thread that reads a field meanwhile builds it too
@@ -129,15 +129,18 @@ for _spec in getattr(Unit, "__light_fields__"):  # noqa: B009
         setattr(Unit, _spec.name, _BuiltWhenRead(_spec.name))
 
 
-def pending_unit(
-    unit_id: str, status: Status, after: list[str], data: Any, build: Callable[[Any], Unit]
-) -> Unit:
-    """A unit whose other fields ``build(data)`` makes when one of them is first read; the
-    caller has checked ``unit_id``, ``status`` and ``after`` as ``build`` would."""
-    unit: Unit = object.__new__(Unit)
-    unit.__dict__ = {"id": unit_id, "status": status, "after": after, "line": None}
-    unit.__dict__[_PENDING] = (data, build)
-    return unit
+def pending_units(index: list[list[Any]], build: Callable[[int], Unit]) -> list[Unit]:
+    """A unit for each [id, status, after] of ``index`` whose other fields ``build(position)``
+    makes when one of them is first read; the caller has checked the entries as ``build``
+    checks a unit."""
+    new = object.__new__
+    units: list[Unit] = []
+    for position, (unit_id, status, after) in enumerate(index):
+        unit: Unit = new(Unit)
+        unit.__dict__ = {"id": unit_id, "status": status, "after": after, "line": None}
+        unit.__dict__[_PENDING] = (position, build)
+        units.append(unit)
+    return units
 
 
 @dataclass

@@ -47,6 +47,7 @@ class ProgressDoc:
     _only_unit: str | None = field(default=None, repr=False)
     _rows: CachedRows | None = field(default=None, repr=False)
     _cache_text: str | None = field(default=None, repr=False)
+    _bytes: bytes | None = field(default=None, repr=False)  # the text's bytes, as read or written
 
     def loaded(self) -> dict[str, Any]:
         """:attr:`data`, parsed from the cache's text first when the units are built when read."""
@@ -169,6 +170,14 @@ def _only_comments(text: str) -> bool:
 
 
 def read_text(path: Path) -> str:
+    """progress.yaml's text (a one-line error when it is missing, too large, not a regular
+    file or not UTF-8)."""
+    return _decoded(read_bytes(path), path)
+
+
+def read_bytes(path: Path) -> bytes:
+    """progress.yaml's bytes (a one-line error when it is missing, too large or not a regular
+    file)."""
     import errno
 
     from resume_kit.infra.store import FileTooLarge, NotARegularFile, read_regular
@@ -207,6 +216,10 @@ def read_text(path: Path) -> str:
             f"cannot read {path}: {exc.strerror or exc}",
             hint="progress.yaml must be a plain text file (a symbolic link loop?)",
         ) from None
+    return data
+
+
+def _decoded(data: bytes, path: Path) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -280,10 +293,10 @@ def parse_and_validate(text: str, name: str = "progress.yaml") -> Progress:
     return validate(parse_text(text, name), name)
 
 
-# The text this process last read or wrote, per file, with the cache's text and data: a
+# The bytes this process last read or wrote, per file, with the cache's text and data: a
 # command that loads the same unchanged file again (verify-next reads it before and after the
 # run) skips hashing it and reading the cache. Only exact text equality counts.
-_LOADED: dict[str, tuple[str, str | None, dict[str, Any] | None]] = {}
+_LOADED: dict[str, tuple[bytes, str | None, dict[str, Any] | None]] = {}
 
 
 def load(
@@ -296,16 +309,21 @@ def load(
     status and ``after`` is first read (a caller that reads those of every unit and one unit
     in full: verify-next), and the data is parsed only when asked for (:meth:`loaded`)."""
     path = layout.progress
-    text = read_text(path)
+    raw = read_bytes(path)
+    if reuse is not None and reuse.path == path and reuse._bytes is not None:
+        if reuse._bytes == raw:  # the bytes compared: no 4 MB decoded again
+            return reuse
+        reuse = None  # other bytes, another text
+    text = _decoded(raw, path)
     if reuse is not None and reuse.path == path and reuse.text == text:
         return reuse
     if "\x00" in text:
         raise ProgressFileError(f"{path.name}: the file holds binary data (NUL bytes)")
     remembered = _LOADED.get(str(path))
-    if remembered is not None and remembered[0] == text:
+    if remembered is not None and remembered[0] == raw:
         cache_text, cached = remembered[1], remembered[2]  # this process read or wrote them
     else:
-        cache_text, cached = cache.read(layout, _digest(text)), None
+        cache_text, cached = cache.read(layout, _digest(raw)), None
     model: Progress | None = None
     rows = None
     if cache_text is not None:
@@ -320,17 +338,16 @@ def load(
             with contextlib.suppress(ProgressFileError):
                 model = validate(cached, path.name)
         if model is not None and not cache.in_progress_file(layout).exists():
-            cache.write_in_progress(layout, text.encode("utf-8"), cache.first_in_progress(model))
+            cache.write_in_progress(layout, raw, cache.first_in_progress(model))
     if model is None:
         model = parse_and_validate(text, path.name)
         cached, cache_text, rows = to_data(model), None, None
         if layout.state_dir.is_dir():
             from resume_kit.progress_file.patch import blocks_of
 
-            encoded = text.encode("utf-8")
             blocks = blocks_of(text, "units")
-            cache_text = cache.write(layout, _digest(encoded), cached, encoded, blocks=blocks)
-    _LOADED[str(path)] = (text, cache_text, cached)
+            cache_text = cache.write(layout, _digest(raw), cached, raw, blocks=blocks)
+    _LOADED[str(path)] = (raw, cache_text, cached)
     return ProgressDoc(
         path=path,
         progress=model,
@@ -338,6 +355,7 @@ def load(
         data=cached if cached is not None else {},
         _rows=rows,
         _cache_text=cache_text,
+        _bytes=raw,
     )
 
 
@@ -358,12 +376,12 @@ def save(layout: Layout, doc: ProgressDoc) -> bool:
     remembered = _LOADED.get(str(doc.path))
     previous = None
     # the cache of the version replaced
-    if remembered is not None and remembered[2] is doc.data and remembered[0] == doc.text:
+    if remembered is not None and remembered[2] is doc.data and remembered[0] == doc._bytes:
         previous = (remembered[1], doc.data) if remembered[1] is not None else None
-    doc.text, doc.data, doc._raw, doc._cache_text = text, new_data, None, None
+    doc.text, doc.data, doc._raw, doc._bytes = text, new_data, None, encoded
     written = cache.write(layout, _digest(encoded), new_data, encoded, previous=previous)
     doc._cache_text = written
-    _LOADED[str(doc.path)] = (text, written, new_data)
+    _LOADED[str(doc.path)] = (encoded, written, new_data)
     return True
 
 
@@ -403,8 +421,8 @@ def _save_unit(layout: Layout, doc: ProgressDoc, unit_id: str, rows: CachedRows)
     cache_text, new_rows = rows.replaced(position, new, _digest(encoded), blocks)
     cache.store(layout, cache_text, encoded, cache.first_in_progress(doc.progress))
     doc.text, doc.data, doc._raw, doc._only_unit = text, {}, None, None
-    doc._rows, doc._cache_text = new_rows, cache_text
-    _LOADED[str(doc.path)] = (text, cache_text, None)
+    doc._rows, doc._cache_text, doc._bytes = new_rows, cache_text, encoded
+    _LOADED[str(doc.path)] = (encoded, cache_text, None)
     return True
 
 

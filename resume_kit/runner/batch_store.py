@@ -107,6 +107,6 @@ class BatchStore:
             ensure_gitignore(self.layout)
             keep_history(doc.path, self.layout.history)
         atomic_write(doc.path, text)
-        doc.text, doc.data, doc._raw = text, new_data, None
+        doc.text, doc.data, doc._raw, doc._bytes = text, new_data, None, None
         self._written = text
         self.writes += 1

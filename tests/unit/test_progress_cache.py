@@ -225,7 +225,18 @@ def test_a_cached_unit_that_is_not_valid_is_an_error_when_read() -> None:
 
 @pytest.mark.parametrize(
     "entry",
-    [["a"], ["a", "todo", "b"], ["A", "todo", []], ["a", "finished", []], ["a", "todo", [1]], "a"],
+    [
+        ["a"],
+        ["a", "todo", "b"],
+        ["A", "todo", []],
+        ["a\nb", "todo", []],
+        ["", "todo", []],
+        [1, "todo", []],
+        ["a", "finished", []],
+        ["a", ["todo"], []],
+        ["a", "todo", [1]],
+        "a",
+    ],
 )
 def test_an_index_entry_not_as_written_gives_no_model(entry: Any) -> None:
     rest = {"schema_version": 2, "goal": "g"}
