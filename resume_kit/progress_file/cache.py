@@ -80,16 +80,12 @@ def write(
     """Write the cache of ``model_data`` for the progress file's bytes ``encoded`` (whose
     SHA-256 is ``digest``); its text. ``previous``: the cache text and data of the version
     this one replaces: the lines of the units that did not change are taken from it."""
-    reused = None
-    if previous is not None:
-        old_rows = CachedRows.of(previous[0])
-        if old_rows is not None:
-            reused = old_rows.rows_for(model_data["units"], previous[1].get("units"))
-    text = payload(digest, model_data, blocks, reused)
     units = model_data["units"]
-    store(
-        layout, text, encoded, next((u["id"] for u in units if u["status"] == "in_progress"), None)
-    )
+    old_rows = CachedRows.of(previous[0]) if previous is not None else None
+    reused = old_rows.rows_for(units, previous[1].get("units")) if old_rows and previous else None
+    text = payload(digest, model_data, blocks, reused)
+    first = next((unit["id"] for unit in units if unit["status"] == "in_progress"), None)
+    store(layout, text, encoded, first)
     return text
 
 
