@@ -445,6 +445,54 @@ def test_a_cache_changed_by_hand_stops_verify_next_before_the_run_and_is_removed
     assert (repo / "ran.txt").exists() and read_units(repo)["a"]["status"] == "done"
 
 
+@pytest.mark.parametrize("shift", [1, -1, 7])
+def test_block_offsets_in_the_cache_that_are_wrong_never_reach_progress_yaml(
+    repo: Path,
+    cli,
+    shift: int,  # type: ignore[no-untyped-def]
+) -> None:
+    """verify-next rewrites the unit's block at the offset the progress cache names only when
+    our emitter reproduces the old block there exactly: wrong offsets (a cache changed by hand)
+    make it search the text, and progress.yaml is what correct ones give."""
+    from resume_kit.infra.paths import find_layout
+    from resume_kit.progress_file.roundtrip import dump, new_document, parse_text
+    from resume_kit.progress_file.validate import validate
+
+    units = [
+        {"id": "a", "title": "A", "verify": "true", "notes": "first"},
+        {"id": "b", "title": "B", "verify": "true", "after": ["a"]},
+        {"id": "c", "title": "C", "verify": "true"},
+    ]
+    write_progress(repo, units)
+    progress = repo / ".resume-kit" / "progress.yaml"
+    model = validate(parse_text(progress.read_text()))
+    progress.write_text(dump(new_document(model)))  # the layout resume-kit writes
+    assert cli("status", env=TRUST_ALL).code == 0
+    cache = find_layout(repo).user_cache / "progress.json"
+    pristine, good_cache = progress.read_bytes(), cache.read_text()
+    assert cli("verify-next", env=TRUST_ALL).code == 0
+    expected = progress.read_bytes()
+    header, rest = good_cache.split("\n", 1)
+    fields = json.loads(header)
+    starts, end, indent = fields["blocks"]
+    fields["blocks"] = [
+        [start + shift if start + shift > 0 else start for start in starts],
+        end,
+        indent,
+    ]
+    progress.write_bytes(pristine)
+    cache.write_text(json.dumps(fields, ensure_ascii=False) + "\n" + rest)
+    assert cli("verify-next", env=TRUST_ALL).code == 0
+    done = read_units(repo)
+    assert done["a"]["status"] == "done" and done["b"].get("status", "todo") == "todo"
+    varying = ("verified_at:", "duration_s:", "log:")  # the clock's and the log's name
+
+    def steady(text: str) -> list[str]:
+        return [line for line in text.splitlines() if not line.strip().startswith(varying)]
+
+    assert steady(progress.read_text()) == steady(expected.decode())
+
+
 # --------------------------------------------------------------------------- trust and environment
 
 
