@@ -25,8 +25,10 @@ from pathlib import Path
 
 import workspaces  # bench/ is on sys.path when this script runs
 
-PROGRESS = """\
-schema_version: 1
+from resume_kit.model.progress import SCHEMA_VERSION as PROGRESS_SCHEMA
+
+PROGRESS = f"""\
+schema_version: {PROGRESS_SCHEMA}
 goal: Extract parties, dates and amounts from the contracts in docs/ into out/
 units:
   - id: doc-001

@@ -28,6 +28,8 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from resume_kit.model.progress import SCHEMA_VERSION as PROGRESS_SCHEMA
+
 MB = 1_000_000
 FILES_PER_FOLDER = 200
 ARTIFACT_COMMITS = 10  # done units' artifacts arrive in this many commits (evidence varies)
@@ -194,7 +196,7 @@ def _progress_yaml(
 ) -> tuple[str, str, str]:
     """(text, next unit id, its verify command)."""
     lines = [
-        "schema_version: 1",
+        f"schema_version: {PROGRESS_SCHEMA}",
         f"goal: Extract parties, dates and amounts from the {spec.units} contracts into out/",
         "# written by bench/workspaces.py",
         "units:",
