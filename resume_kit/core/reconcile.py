@@ -53,6 +53,12 @@ def _some(items: list[str], limit: int = 3) -> str:
     return shown + (f" (+{len(items) - limit} more)" if len(items) > limit else "")
 
 
+def _some_data(items: list[Any], limit: int = 3) -> str:
+    """:func:`_some` of untrusted values, quoted by :func:`_data`: only the ones shown (a
+    change list holds thousands of paths)."""
+    return _some([_data(item) for item in items[:limit]] + items[limit:], limit)
+
+
 def _short(sha: str | None) -> str:
     return short_sha(sha) or "no commit"
 
@@ -78,7 +84,7 @@ def _workspace_findings(repo: RepoFacts) -> list[Finding]:
             finding(
                 "CONFLICTS",
                 f"{len(conflicts)} conflicted file{'s' if len(conflicts) != 1 else ''}: "
-                f"{_some([_data(c) for c in conflicts])}; resolve the markers, then `git add` "
+                f"{_some_data(conflicts)}; resolve the markers, then `git add` "
                 "each file",
             )
         )
@@ -90,7 +96,7 @@ def _done_unit_findings(
     facts: UnitFacts,
     now: str | None,
     shallow: bool = False,
-    uncommitted: list[str] | None = None,
+    changed: _ChangedIndex | None = None,
 ) -> list[Finding]:
     evidence = unit.evidence
     if evidence is None:
@@ -110,19 +116,18 @@ def _done_unit_findings(
             finding(
                 "DONE_ARTIFACT_MISSING",
                 f"{unit.id}: done, but its artifact{'s' if len(missing) != 1 else ''} "
-                f"{_some([_data(m) for m in missing])} {'are' if len(missing) != 1 else 'is'} "
+                f"{_some_data(missing)} {'are' if len(missing) != 1 else 'is'} "
                 "missing; "
                 "re-run `resume-kit verify-next --stale`",
                 unit.id,
             )
         )
     elif current and evidence.fingerprint and current != evidence.fingerprint:
+        # only a unit whose fingerprint moved needs its changed files (matched per unit)
+        uncommitted = _uncommitted_in(unit, changed) if changed is not None else []
         if uncommitted:  # named, so the agent knows which edits undo the verification
             plural = len(uncommitted) != 1
-            what = (
-                f"; {_some([_data(p) for p in uncommitted])} "
-                f"{'are' if plural else 'is'} uncommitted"
-            )
+            what = f"; {_some_data(uncommitted)} {'are' if plural else 'is'} uncommitted"
             rerun = f"re-verify it with `resume-kit verify-next --unit {unit.id}`"
         else:
             what, rerun = "", "re-run `resume-kit verify-next --stale`"
@@ -169,7 +174,7 @@ def _done_unit_conflicts(unit: Unit, conflicted: list[str]) -> Finding | None:
     plural = len(hit) != 1
     return finding(
         "DONE_UNIT_CONFLICT",
-        f"{unit.id}: done, but its file{'s' if plural else ''} {_some([_data(p) for p in hit])} "
+        f"{unit.id}: done, but its file{'s' if plural else ''} {_some_data(hit)} "
         f"{'are' if plural else 'is'} conflicted; after resolving, re-verify it with "
         f"`resume-kit verify-next --unit {unit.id}`",
         unit.id,
@@ -271,7 +276,7 @@ def _unaccounted(progress: Progress, snapshot: Snapshot) -> Finding | None:
     return finding(
         "UNACCOUNTED_CHANGES",
         f"{len(stray)} changed file{'s' if len(stray) != 1 else ''} no unit owns{more}: "
-        f"{_some([_data(p) for p in stray])}; {advice}",
+        f"{_some_data(stray)}; {advice}",
     )
 
 
@@ -282,7 +287,7 @@ def _tests(snapshot: Snapshot) -> Finding | None:
     return finding(
         "TESTS_FAILING",
         f"pytest's last run left {len(failing)} failing test{'s' if len(failing) != 1 else ''}: "
-        f"{_some([_data(t) for t in failing])}; re-run them with `pytest --lf`",
+        f"{_some_data(failing)}; re-run them with `pytest --lf`",
     )
 
 
@@ -422,9 +427,8 @@ def reconcile(
         for unit in progress.units:
             if unit.status == "done":
                 facts = units_facts.get(unit.id)
-                uncommitted = _uncommitted_in(unit, changed)
                 if facts is not None:
-                    found.extend(_done_unit_findings(unit, facts, now, shallow, uncommitted))
+                    found.extend(_done_unit_findings(unit, facts, now, shallow, changed))
                 elif unit.evidence is None:
                     found.extend(_done_unit_findings(unit, {}, now))
                 conflict = _done_unit_conflicts(unit, conflicted)
