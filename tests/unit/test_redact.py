@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from resume_kit.infra import redact as redact_mod
-from resume_kit.infra.redact import KINDS, redact, redact_lines
+from resume_kit.infra.redact import KINDS, redact, redact_all, redact_lines
 
 _rng = random.Random(1234)
 UPPER_DIGITS = string.ascii_uppercase + string.digits
@@ -342,3 +342,12 @@ _SECRETISH = st.sampled_from(
 def test_marker_index_gives_what_the_rule_by_rule_loop_gives(parts: list[str]) -> None:
     text = " ".join(parts)
     assert redact(text) == _rule_by_rule(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.one_of(_SECRETISH, st.text(max_size=30)), max_size=4), max_size=8))
+def test_redact_all_gives_what_redact_gives_each_text(texts_parts: list[list[str]]) -> None:
+    # the markers are looked for in all the texts joined: one text's marker, or one that only
+    # spans the join of two, must never change what the rules do to another text
+    texts = ["".join(parts) for parts in texts_parts]
+    assert redact_all(texts) == [redact(text) for text in texts]
