@@ -66,46 +66,46 @@ def parse_status_v2(data: bytes) -> dict[str, Any]:
 def iter_status_v2(data: bytes, headers: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """The entries of :func:`parse_status_v2`, one at a time (a caller may stop at the first it
     needs); each ``# ...`` header is parsed into ``headers`` as it is passed (git writes them
-    all before the first entry)."""
-    tokens = data.split(b"\0")
+    all before the first entry). The output is decoded once, then split: NUL and space are
+    single bytes that no UTF-8 sequence holds, so each field decodes as it would alone."""
+    tokens = _text(data).split("\0")
     i = 0
     while i < len(tokens):
         token = tokens[i]
         i += 1
         if not token:
             continue
-        kind = token[:1]
-        if kind == b"#":
-            _parse_header(_text(token), headers)
-        elif kind in (b"?", b"!") and token[1:2] == b" ":
-            yield {"kind": _text(kind), "path": _text(token[2:])}
-        elif kind == b"1":
-            fields = token.split(b" ", 8)
+        kind = token[0]
+        if kind == "#":
+            _parse_header(token, headers)
+        elif (kind == "?" or kind == "!") and token[1:2] == " ":
+            yield {"kind": kind, "path": token[2:]}
+        elif kind == "1":
+            fields = token.split(" ", 8)
             if len(fields) == 9:
-                yield _changed(fields, modes=3, hashes=2, path=fields[8])
-        elif kind == b"2":
-            fields = token.split(b" ", 9)
+                yield _changed(fields, modes=3, hashes=2)
+        elif kind == "2":
+            fields = token.split(" ", 9)
             if len(fields) == 10 and i < len(tokens):
-                entry = _changed(fields, modes=3, hashes=2, path=fields[9])
-                entry["score"] = _text(fields[8])
-                entry["orig_path"] = _text(tokens[i])
+                entry = _changed(fields, modes=3, hashes=2)
+                entry["score"] = fields[8]
+                entry["orig_path"] = tokens[i]
                 i += 1
                 yield entry
-        elif kind == b"u":
-            fields = token.split(b" ", 10)
+        elif kind == "u":
+            fields = token.split(" ", 10)
             if len(fields) == 11:
-                yield _changed(fields, modes=4, hashes=3, path=fields[10])
+                yield _changed(fields, modes=4, hashes=3)
 
 
-def _changed(fields: list[bytes], *, modes: int, hashes: int, path: bytes) -> dict[str, Any]:
-    text = [_text(f) for f in fields]
+def _changed(fields: list[str], *, modes: int, hashes: int) -> dict[str, Any]:
     return {
-        "kind": text[0],
-        "xy": text[1],
-        "sub": text[2],
-        "modes": text[3 : 3 + modes],
-        "hashes": text[3 + modes : 3 + modes + hashes],
-        "path": _text(path),
+        "kind": fields[0],
+        "xy": fields[1],
+        "sub": fields[2],
+        "modes": fields[3 : 3 + modes],
+        "hashes": fields[3 + modes : 3 + modes + hashes],
+        "path": fields[-1],
     }
 
 
@@ -552,7 +552,7 @@ def read_git_facts(
         detail["onto_subject"] = subjects.get(detail["onto"] or "")
     stashes = stash_entries(common_dir) if parsed["stash"] else []
 
-    from resume_kit.infra.redact import redact
+    from resume_kit.infra.redact import redact, redact_all
 
     # File names are data like any other text: a name can carry a credential (stored,
     # shown and sent redacted; the line counts above were matched on the real names).
@@ -560,11 +560,17 @@ def read_git_facts(
         {"path": redact(display_path(p)), "status": _submodule_status(root, p, sub_flags.get(p))}
         for p in dict.fromkeys([*submodule_paths(root), *sub_flags])
     ]
-    for items in (changes["staged"], changes["unstaged"], changes["untracked"], conflicts):
-        for item in items:
-            item["path"] = redact(display_path(item["path"]))
-            if "from" in item:
-                item["from"] = redact(display_path(item["from"]))
+    named = [
+        (item, key)
+        for items in (changes["staged"], changes["unstaged"], changes["untracked"], conflicts)
+        for item in items
+        for key in ("path", "from")
+        if key in item
+    ]
+    for (item, key), shown in zip(
+        named, redact_all([display_path(item[key]) for item, key in named]), strict=True
+    ):
+        item[key] = shown
 
     # Branch names, merge messages and subjects are text from the repository: redacted.
     if detail is not None:

@@ -629,3 +629,52 @@ def test_recursive_globs_match_glob_without_symlinks(files: set[str], pattern: s
         }
     )
     assert expand_globs(root, [pattern]) == expected
+
+
+def _status_by_field(data: bytes) -> list[dict[str, Any]]:
+    """The porcelain v2 entries with each field decoded on its own (the parser before it
+    decoded the whole output once): the oracle of the test below."""
+
+    def text(raw: bytes) -> str:
+        return raw.decode("utf-8", "surrogateescape")
+
+    def changed(fields: list[bytes], modes: int, hashes: int) -> dict[str, Any]:
+        return {"kind": text(fields[0]), "xy": text(fields[1]), "sub": text(fields[2]),
+                "modes": [text(f) for f in fields[3 : 3 + modes]],
+                "hashes": [text(f) for f in fields[3 + modes : 3 + modes + hashes]],
+                "path": text(fields[-1])}  # fmt: skip
+
+    entries: list[dict[str, Any]] = []
+    tokens = data.split(b"\0")
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        i += 1
+        kind = token[:1]
+        if kind in (b"?", b"!") and token[1:2] == b" ":
+            entries.append({"kind": text(kind), "path": text(token[2:])})
+        elif kind == b"1" and len(fields := token.split(b" ", 8)) == 9:
+            entries.append(changed(fields, 3, 2))
+        elif kind == b"2" and len(fields := token.split(b" ", 9)) == 10 and i < len(tokens):
+            entry = changed(fields, 3, 2)
+            entry["score"], entry["orig_path"] = text(fields[8]), text(tokens[i])
+            i += 1
+            entries.append(entry)
+        elif kind == b"u" and len(fields := token.split(b" ", 10)) == 11:
+            entries.append(changed(fields, 4, 3))
+    return entries
+
+
+@FAST
+@given(porcelain(), st.lists(st.tuples(st.integers(0, 10_000), st.binary(max_size=3))))
+def test_porcelain_decoded_whole_equals_each_field_decoded_alone(
+    case: tuple[bytes, list[dict[str, Any]], dict[str, Any]],
+    splices: list[tuple[int, bytes]],
+) -> None:
+    from resume_kit.facts.git import parse_status_v2
+
+    data = case[0]
+    for at, raw in splices:  # stray bytes anywhere: broken UTF-8 next to spaces and NULs
+        at %= len(data) + 1
+        data = data[:at] + raw + data[at:]
+    assert parse_status_v2(data)["entries"] == _status_by_field(data)
