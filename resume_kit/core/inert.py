@@ -25,37 +25,19 @@ _TAG_START = re.compile(
 BACKTICK_RUN = re.compile(r"`+")
 
 
-_REDACTED: dict[str, str] = {}  # text -> redacted: a brief quotes a path two or three times
-_REDACTED_MAX = 4096
-
-
 def redacted(text: str) -> str:
     """``text`` with secrets replaced by ``[REDACTED:kind]`` (resume_kit.infra.redact)."""
-    done = _REDACTED.get(text)
-    if done is None:
-        from resume_kit.infra.redact import redact
+    from resume_kit.infra.redact import redact
 
-        done = _remember(text, redact(text))
-    return done
+    return redact(text)
 
 
 def redact_ahead(texts: Sequence[str]) -> None:
-    """Redact many texts at once (:func:`resume_kit.infra.redact.redact_all`), so that
-    :func:`redacted` and everything quoting them finds them done."""
-    todo = [text for text in dict.fromkeys(texts) if text not in _REDACTED]
-    if not todo:
-        return
+    """Redact many texts at once (:func:`resume_kit.infra.redact.redact_all`): the redaction
+    remembers them, so quoting them one by one afterwards costs a look-up each."""
     from resume_kit.infra.redact import redact_all
 
-    for text, done in zip(todo, redact_all(todo), strict=True):
-        _remember(text, done)
-
-
-def _remember(text: str, done: str) -> str:
-    if len(_REDACTED) >= _REDACTED_MAX:
-        _REDACTED.clear()
-    _REDACTED[text] = done
-    return done
+    redact_all(texts)
 
 
 def clip(text: str, limit: int) -> str:

@@ -605,30 +605,50 @@ def _candidates(lowered: str, after: int) -> list[int]:
     return sorted(i for i in found if i > after)
 
 
+# What this process redacted (short texts only) and what came out. What came out is kept as
+# its own result too: redaction is idempotent (a Hypothesis test says so), so a path the
+# snapshot stored redacted costs a look-up when the brief quotes it, not a second redaction.
+_MEMO: dict[str, str] = {}
+_MEMO_MAX = 8192  # entries; the memo starts over past it
+_MEMO_TEXT_MAX = 1024  # characters: longer texts (log tails, tool output) are not kept
+
+
 def redact(text: str) -> str:
     """``text`` with every recognised secret replaced by ``[REDACTED:<kind>]``."""
     if not text:
         return text
+    done = _MEMO.get(text)
+    if done is not None:
+        return done
     lowered = text.lower()
-    return _redact_rules(text, lowered, _candidates(lowered, -1))
+    return _remember(text, _redact_rules(text, lowered, _candidates(lowered, -1)))
 
 
 def redact_all(texts: Sequence[str]) -> list[str]:
-    """``[redact(text) for text in texts]``, the markers looked for once in all the texts
-    joined: a brief's hundreds of changed paths hold few markers, if any."""
-    lowered_all = [text.lower() for text in texts]
+    """``[redact(text) for text in texts]``, the markers of the texts not redacted before
+    looked for once in all of them joined: a brief's hundreds of changed paths hold few
+    markers, if any."""
+    todo = [text for text in dict.fromkeys(texts) if text and text not in _MEMO]
+    lowered_all = [text.lower() for text in todo]
     joined = "\n".join(lowered_all)
     present = [mark for mark in _RULES_BY_MARKER if mark in joined]
-    redacted: list[str] = []
-    for text, lowered in zip(texts, lowered_all, strict=True):
-        if not text:
-            redacted.append(text)
-            continue
+    done: dict[str, str] = {}
+    for text, lowered in zip(todo, lowered_all, strict=True):
         found = set(_UNMARKED)
         for mark in present:
             if mark in lowered:
                 found.update(_RULES_BY_MARKER[mark])
-        redacted.append(_redact_rules(text, lowered, sorted(found)))
+        done[text] = _remember(text, _redact_rules(text, lowered, sorted(found)))
+    return [done[text] if text in done else redact(text) for text in texts]
+
+
+def _remember(text: str, redacted: str) -> str:
+    if len(text) <= _MEMO_TEXT_MAX:
+        if len(_MEMO) >= _MEMO_MAX:
+            _MEMO.clear()
+        _MEMO[text] = redacted
+        if len(redacted) <= _MEMO_TEXT_MAX:
+            _MEMO[redacted] = redacted
     return redacted
 
 

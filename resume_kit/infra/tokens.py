@@ -27,7 +27,6 @@ built only for a text the split cannot classify, or when a template render needs
 
 from __future__ import annotations
 
-import binascii
 import contextlib
 import itertools
 import os
@@ -121,6 +120,8 @@ def verified_data(path: Path) -> bytes:
 
 def parse_tiktoken_bpe(data: bytes) -> dict[bytes, int]:
     """The ranks of a ``.tiktoken`` file: one ``base64-token rank`` pair a line."""
+    import binascii  # a shared library to load: only when the ranks are parsed
+
     ranks: dict[bytes, int] = {}
     for line in data.splitlines():
         if line:

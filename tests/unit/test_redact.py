@@ -351,3 +351,18 @@ def test_redact_all_gives_what_redact_gives_each_text(texts_parts: list[list[str
     # spans the join of two, must never change what the rules do to another text
     texts = ["".join(parts) for parts in texts_parts]
     assert redact_all(texts) == [redact(text) for text in texts]
+
+
+def test_redact_all_is_right_when_the_memo_starts_over_midway(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the memo holds what this process redacted; a batch that overflows it must still return
+    # each text redacted, the ones remembered before the batch included
+    secret = "password=hunter2abc"
+    monkeypatch.setattr(redact_mod, "_MEMO", {})
+    monkeypatch.setattr(redact_mod, "_MEMO_MAX", 3)
+    expected = redact(secret)
+    assert "hunter2abc" not in expected
+    texts = [secret, *(f"src/module_{n}.py" for n in range(10)), secret]
+    assert redact_all(texts) == [expected, *texts[1:-1], expected]
+    assert redact(expected) == expected  # what came out is its own result
