@@ -21,7 +21,6 @@ from resume_kit.core.inert import (
     one_line,
     plain,
     quoted_title,
-    redact_ahead,
     redacted,
     short_sha,
 )
@@ -286,7 +285,6 @@ def _path_items(snapshot: Snapshot, next_unit: Unit | None) -> tuple[list[PathIt
         ("unstaged", changes.get("unstaged") or []),
         ("untracked", changes.get("untracked") or []),
     ]
-    redact_ahead([path for _, entries in sources for e in entries if (path := e.get("path"))])
     for kind, entries in sources:
         for entry in entries:
             path = entry.get("path")

@@ -32,14 +32,6 @@ def redacted(text: str) -> str:
     return redact(text)
 
 
-def redact_ahead(texts: Sequence[str]) -> None:
-    """Redact many texts at once (:func:`resume_kit.infra.redact.redact_all`): the redaction
-    remembers them, so quoting them one by one afterwards costs a look-up each."""
-    from resume_kit.infra.redact import redact_all
-
-    redact_all(texts)
-
-
 def clip(text: str, limit: int) -> str:
     """``text`` cut to ``limit`` characters, the last one an ellipsis (at least one character
     of ``text`` is kept)."""

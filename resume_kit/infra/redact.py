@@ -15,7 +15,7 @@ pattern backtrack for long.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from resume_kit.core.lazy_regex import lazy
 from resume_kit.core.light_dataclass import dataclass
@@ -596,12 +596,13 @@ for _index, _rule in enumerate(_RULES):
 _UNMARKED = frozenset(i for i, rule in enumerate(_RULES) if not rule.markers)
 
 
-def _candidates(lowered: str, after: int) -> list[int]:
-    """Indexes past ``after`` of the rules whose markers occur in ``lowered``, in rule order."""
+def _candidates(lowered: str, after: int, marks: Iterable[str] = _RULES_BY_MARKER) -> list[int]:
+    """Indexes past ``after`` of the rules whose markers occur in ``lowered``, in rule order;
+    ``marks``: the markers to look for (those not among them are known to be absent)."""
     found = set(_UNMARKED)
-    for mark, indexes in _RULES_BY_MARKER.items():
+    for mark in marks:
         if mark in lowered:
-            found.update(indexes)
+            found.update(_RULES_BY_MARKER[mark])
     return sorted(i for i in found if i > after)
 
 
@@ -632,13 +633,10 @@ def redact_all(texts: Sequence[str]) -> list[str]:
     lowered_all = [text.lower() for text in todo]
     joined = "\n".join(lowered_all)
     present = [mark for mark in _RULES_BY_MARKER if mark in joined]
-    done: dict[str, str] = {}
-    for text, lowered in zip(todo, lowered_all, strict=True):
-        found = set(_UNMARKED)
-        for mark in present:
-            if mark in lowered:
-                found.update(_RULES_BY_MARKER[mark])
-        done[text] = _remember(text, _redact_rules(text, lowered, sorted(found)))
+    done = {
+        text: _remember(text, _redact_rules(text, lowered, _candidates(lowered, -1, present)))
+        for text, lowered in zip(todo, lowered_all, strict=True)
+    }
     return [done[text] if text in done else redact(text) for text in texts]
 
 
