@@ -117,7 +117,7 @@ class PathItem:
     kind: str  # conflict | staged | unstaged | untracked
     status: str
     next_unit: bool  # matches the next unit's files or artifacts
-    md: str
+    md: str = ""  # empty until :func:`group_paths` keeps the item as a line of its own
     count: int = 1  # paths this line stands for (a folder's worth of them when grouped)
 
 
@@ -292,17 +292,11 @@ def _path_items(snapshot: Snapshot, next_unit: Unit | None) -> tuple[list[PathIt
                 continue
             if path in seen:
                 continue
-            status = entry.get("status") or ""
-            mine = bool(patterns) and glob_match(path, patterns)
-            label = kind if kind == "untracked" else f"{kind} {one_line(status, 8)}".strip()
-            if mine:
-                label += "; next unit's file"
             seen[path] = PathItem(
                 path=redacted(path),
                 kind=kind,
-                status=status,
-                next_unit=mine,
-                md=f"{code(path)} ({label})",
+                status=entry.get("status") or "",
+                next_unit=bool(patterns) and glob_match(path, patterns),
             )
     items = list(seen.values())
     # Most relevant first: the next unit's files, then conflicts, then tracked changes,
@@ -316,6 +310,15 @@ def _path_items(snapshot: Snapshot, next_unit: Unit | None) -> tuple[list[PathIt
 
 
 GROUP_MIN_PATHS = 4  # this many changes of one kind in one folder are listed as one line
+
+
+def _path_md(item: PathItem) -> str:
+    """An item's line: the path, then its kind and status (most items are folded instead)."""
+    kind = item.kind
+    label = kind if kind == "untracked" else f"{kind} {one_line(item.status, 8)}".strip()
+    if item.next_unit:
+        label += "; next unit's file"
+    return f"{code(item.path)} ({label})"
 
 
 def _folder_key(item: PathItem) -> tuple[str, str] | None:
@@ -336,6 +339,8 @@ def group_paths(items: list[PathItem]) -> list[PathItem]:
     for item in items:
         key = _folder_key(item)
         if key is None or len(buckets[key]) < GROUP_MIN_PATHS:
+            if not item.md:
+                item.md = _path_md(item)
             grouped.append(item)
             continue
         if key in emitted:

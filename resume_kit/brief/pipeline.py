@@ -35,7 +35,7 @@ def _build(
     from resume_kit.core.reconcile import reconcile
     from resume_kit.facts.git import EarlyStatus
     from resume_kit.facts.snapshot import take_snapshot
-    from resume_kit.facts.snapshot_store import save_snapshot
+    from resume_kit.facts.snapshot_store import Encoded, save_snapshot
     from resume_kit.infra.paths import find_layout
     from resume_kit.progress_file import config as config_mod
     from resume_kit.progress_file import io as progress_io
@@ -61,6 +61,7 @@ def _build(
         transcript_path=transcript_path,
         hook=hook_input,
         status=status,
+        encoded=(encoded := Encoded()),
     )
     session = hook_input.get("session_id") if hook_input else None
     save_snapshot(
@@ -68,6 +69,7 @@ def _build(
         snapshot,
         config.keep_snapshots,
         session=session if isinstance(session, str) else None,
+        encoded=encoded,
     )
     from resume_kit.facts.activity_log import for_brief
 

@@ -27,7 +27,12 @@ from resume_kit.facts.ancestry import (
     load_known_ancestors,
     save_known_ancestors,
 )
-from resume_kit.facts.snapshot_store import SCHEMA_VERSION, new_snapshot_id
+from resume_kit.facts.snapshot_store import (
+    SCHEMA_VERSION,
+    Encoded,
+    canonical_text,
+    new_snapshot_id,
+)
 from resume_kit.infra.paths import Layout, as_posix
 from resume_kit.model.facts import (
     Changes,
@@ -79,15 +84,20 @@ def json_safe(value: Any) -> Any:
         return _json_safe(value)
 
 
-def _plain_units(units: dict[str, UnitFacts]) -> dict[str, UnitFacts]:
-    """The units' facts as :func:`json_safe` would give them, without its copy: they are
-    built here of fresh dicts and lists, strings, booleans and None (10,000 units on a big
-    plan are most of a snapshot), so when every string encodes they are already plain."""
+def _plain(value: T, key: str = "", encoded: Encoded | None = None) -> T:
+    """``value`` as :func:`json_safe` would give it, without its copy, for the sections built
+    here and by the artifact reader of fresh dicts and lists, strings, numbers, booleans and
+    None (the units' and artifacts' facts: most of a big plan's snapshot): when every string
+    encodes they are already plain. Their canonical text, made to check that, is kept in
+    ``encoded`` for the store."""
     try:
-        json.dumps(units, ensure_ascii=False).encode("utf-8")
+        text = canonical_text(value)
+        text.encode("utf-8")
     except (TypeError, ValueError, UnicodeEncodeError):
-        return cast(dict[str, UnitFacts], json_safe(units))
-    return units
+        return cast(T, json_safe(value))
+    if encoded is not None:
+        encoded.keep(key, value, text)
+    return value
 
 
 def _json_safe(value: Any) -> Any:
@@ -288,10 +298,12 @@ def take_snapshot(
     transcript_path: Path | None = None,
     hook: dict[str, Any] | None = None,
     status: EarlyStatus | None = None,
+    encoded: Encoded | None = None,
 ) -> Snapshot:
     """The workspace facts now, typed (no checksum until saved). ``hook`` is the agent hook's
     input: its ``source`` and ``session_id`` tell the transcript reader about a fresh start.
-    ``status``: the work tree's ``git status``, started before the progress model was read."""
+    ``status``: the work tree's ``git status``, started before the progress model was read.
+    ``encoded``: receives the big sections' stored form, for :func:`save_snapshot`."""
     now_ns = clock_ns()
     steady_base(now_ns // 1_000_000_000)
     notes: list[str] = []
@@ -451,14 +463,15 @@ def take_snapshot(
         "recent_commits": recent_commits,
         "logs": logs,
         "tests": tests,
-        "artifacts": artifacts,
+        "artifacts": [],
         "transcript": transcript,
         "progress": progress_state,
         "units": {},
         "notes": notes,
     }
     safe = json_safe(snapshot)
-    safe["units"] = _plain_units(units)
+    safe["artifacts"] = _plain(artifacts, "artifacts", encoded)
+    safe["units"] = _plain(units, "units", encoded)
     return _admitted(safe, layout)
 
 

@@ -44,15 +44,40 @@ def compute_checksum(snapshot: Mapping[str, object]) -> str:
     return _checksum_of(_value_texts(snapshot))
 
 
-def _value_texts(snapshot: Mapping[str, object]) -> dict[str, str]:
-    """Each top-level value in the canonical form (sorted keys, compact): what the stored
-    text is made of, and joined in key order the canonical form itself, so a snapshot is
-    encoded once to be checksummed and written (json's C encoder: ``indent`` makes it use the
-    pure-Python one, ~4x slower)."""
-    return {
-        key: json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        for key, value in snapshot.items()
-    }
+def canonical_text(value: object) -> str:
+    """One value in the canonical form: sorted keys, compact (json's C encoder: ``indent``
+    makes it use the pure-Python one, ~4x slower)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+class Encoded:
+    """Sections' canonical texts made while the snapshot was assembled, each kept with the
+    very object it encodes: :func:`save_snapshot` uses a text only for that object, so a
+    section replaced since is encoded anew (a section must not be changed in place between
+    the two; the snapshot's assembly hands it over untouched)."""
+
+    __slots__ = ("_texts",)
+
+    def __init__(self) -> None:
+        self._texts: dict[str, tuple[object, str]] = {}
+
+    def keep(self, key: str, value: object, text: str) -> None:
+        self._texts[key] = (value, text)
+
+    def text(self, key: str, value: object) -> str | None:
+        entry = self._texts.get(key)
+        return entry[1] if entry is not None and entry[0] is value else None
+
+
+def _value_texts(snapshot: Mapping[str, object], encoded: Encoded | None = None) -> dict[str, str]:
+    """Each top-level value in the canonical form: what the stored text is made of, and
+    joined in key order the canonical form itself, so a snapshot is encoded once to be
+    checksummed and written (``encoded``: the texts already made, see :class:`Encoded`)."""
+    texts: dict[str, str] = {}
+    for key, value in snapshot.items():
+        known = encoded.text(key, value) if encoded is not None else None
+        texts[key] = canonical_text(value) if known is None else known
+    return texts
 
 
 def _canonical(texts: Mapping[str, str]) -> bytes:
@@ -82,15 +107,21 @@ def dump_snapshot(snapshot: Snapshot) -> str:
 
 
 def save_snapshot(
-    layout: Layout, snapshot: Snapshot, keep: int, *, session: str | None = None
+    layout: Layout,
+    snapshot: Snapshot,
+    keep: int,
+    *,
+    session: str | None = None,
+    encoded: Encoded | None = None,
 ) -> Path:
     """Add the trace id (``session``: the agent session a hook named) and the checksum, write
-    ``snapshots/<id>.json`` atomically, keep the newest ``keep``."""
+    ``snapshots/<id>.json`` atomically, keep the newest ``keep``. ``encoded``: the sections'
+    texts :func:`~resume_kit.facts.snapshot.take_snapshot` made (not encoded twice)."""
     from resume_kit.facts.history_db import trace_id
 
     snapshot.pop("checksum", None)
     snapshot["trace"] = trace_id(session)
-    texts = _value_texts(snapshot)
+    texts = _value_texts(snapshot, encoded)
     snapshot["checksum"] = _checksum_of(texts)
     texts["checksum"] = json.dumps(snapshot["checksum"])
     ensure_gitignore(layout)  # snapshots never show up as untracked work, even before `init`

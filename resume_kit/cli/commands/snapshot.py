@@ -26,15 +26,18 @@ def _record(
     from resume_kit.brief.facts_text import render_diff
     from resume_kit.core.snapshot_diff import diff_snapshots
     from resume_kit.facts.snapshot import take_snapshot
-    from resume_kit.facts.snapshot_store import load_latest, save_snapshot
+    from resume_kit.facts.snapshot_store import Encoded, load_latest, save_snapshot
     from resume_kit.infra.paths import find_layout
     from resume_kit.progress_file.config import load as load_config
 
     layout = find_layout(start, config_ahead=True)
     config = load_config(layout)
     previous, warnings = load_latest(layout)
-    snapshot = take_snapshot(layout, config, trigger, transcript_path=transcript_path)
-    save_snapshot(layout, snapshot, config.keep_snapshots, session=session)
+    encoded = Encoded()
+    snapshot = take_snapshot(
+        layout, config, trigger, transcript_path=transcript_path, encoded=encoded
+    )
+    save_snapshot(layout, snapshot, config.keep_snapshots, session=session, encoded=encoded)
     if quiet:
         return 0
     for warning in warnings:
