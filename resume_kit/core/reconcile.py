@@ -245,9 +245,11 @@ def _changed_paths(changes: Changes) -> list[str]:
 def _unaccounted(progress: Progress, snapshot: Snapshot) -> Finding | None:
     if not any(unit.files for unit in progress.units):
         return None
-    owned = Ownership(
-        [glob for unit in progress.units for glob in (*unit.files, *unit.artifacts)]
-        + [str(a.get("path")) for a in snapshot.get("artifacts") or []]
+    owned = Ownership(  # each once: the snapshot's artifacts are mostly the units' own
+        dict.fromkeys(
+            [glob for unit in progress.units for glob in (*unit.files, *unit.artifacts)]
+            + [str(a.get("path")) for a in snapshot.get("artifacts") or []]
+        )
     )
     changes = snapshot.get("changes") or {}
     operation = (snapshot.get("repo") or {}).get("operation")

@@ -223,10 +223,13 @@ def _continues(text: str, index: int, step: int) -> bool:
 
 def contains_id(text: str, unit_id: str) -> bool:
     """Whether ``text`` names ``unit_id`` as a word (never as part of a longer id)."""
-    needle = unit_id.lower()
+    return _names_id(text.lower(), unit_id.lower())
+
+
+def _names_id(haystack: str, needle: str) -> bool:
+    """:func:`contains_id` of texts already lowercased."""
     if not needle:
         return False
-    haystack = text.lower()
     start = haystack.find(needle)
     while start != -1:
         end = start + len(needle)
@@ -260,15 +263,17 @@ def completed_todos_matching(
     texts = _completed_texts(transcript)
     if not texts:
         return []
-    open_units = [u for u in units if not (u.status == "done" and u.evidence is not None)]
+    open_units = [
+        (u.id, u.id.lower(), _normal_title(u.title if isinstance(u.title, str) else ""))
+        for u in units
+        if not (u.status == "done" and u.evidence is not None)
+    ]
     pairs: list[tuple[str, str]] = []
     for text in texts:
         normal = _normal_title(text)
-        for unit in open_units:
-            title = unit.title if isinstance(unit.title, str) else ""
-            matched = (bool(normal) and normal == _normal_title(title)) or contains_id(
-                text, unit.id
-            )
-            if matched and (unit.id, text) not in pairs:
-                pairs.append((unit.id, text))
+        haystack = text.lower()
+        for unit_id, needle, title in open_units:
+            matched = (bool(normal) and normal == title) or _names_id(haystack, needle)
+            if matched and (unit_id, text) not in pairs:
+                pairs.append((unit_id, text))
     return pairs
