@@ -109,6 +109,9 @@ def __getattr__(name: str) -> "Any":
 def entry() -> None:
     """The console script's and ``python -m resume_kit``'s entry point: :func:`main`, then the
     process ends without the interpreter's teardown (:mod:`resume_kit.cli.process_end`)."""
+    from resume_kit.infra.collector import one_shot_process
+
+    one_shot_process()
     try:
         main()
     except SystemExit as done:

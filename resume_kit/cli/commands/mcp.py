@@ -18,7 +18,10 @@ def run(repo: Path | None) -> int:
     from resume_kit.infra.paths import find_layout
 
     root = find_layout(repo).root  # refuse a directory outside a work tree before serving
+    from resume_kit.infra.collector import long_lived_process
     from resume_kit.mcp_server.server import run as serve
+
+    long_lived_process()
 
     serve(str(root))
     return 0
