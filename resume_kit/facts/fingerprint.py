@@ -8,7 +8,6 @@ gets the hash of the empty list. Paths are relative to the work tree root, ``.gi
 
 from __future__ import annotations
 
-import glob
 import json
 import os
 import stat
@@ -17,7 +16,7 @@ from pathlib import Path
 
 from resume_kit.core.digest import sha256
 from resume_kit.core.typing_light import TYPE_CHECKING
-from resume_kit.model.globs import glob_regex
+from resume_kit.model.globs import WILDCARD, glob_regex
 
 if TYPE_CHECKING:
     from resume_kit.facts.hashcache import HashCache
@@ -89,18 +88,19 @@ def expand_globs(
     for pattern in patterns:
         if os.path.isabs(pattern) or pattern.startswith(".."):
             continue
-        if pattern and not pattern.endswith(("/", os.sep)) and not glob.has_magic(pattern):
+        if pattern and not pattern.endswith(("/", os.sep)) and not WILDCARD.search(pattern):
             # a plain path (the common case): what iglob would yield, without its machinery
             rel = _posix(pattern)
             full = inside(base, rel, memo)
             if not _excluded(rel) and full is not None and _file_or_link(full) is not None:
                 found.add(rel)
             continue
-        matches = (
-            _recursive_matches(base, pattern)
-            if "**" in pattern
-            else glob.iglob(pattern, root_dir=root, recursive=True)
-        )
+        if "**" in pattern:
+            matches = _recursive_matches(base, pattern)
+        else:
+            import glob  # a pattern's few folders: glob's own walk
+
+            matches = glob.iglob(pattern, root_dir=root, recursive=True)
         for match in matches:
             rel = Path(match).as_posix()
             if _excluded(rel):
@@ -118,7 +118,7 @@ def _recursive_matches(base: str, pattern: str) -> Iterable[str]:
     literal folder prefix and skips hidden folders, as glob does."""
     parts = pattern.split("/")
     prefix: list[str] = []
-    while len(parts) > 1 and not glob.has_magic(parts[0]):
+    while len(parts) > 1 and not WILDCARD.search(parts[0]):
         prefix.append(parts.pop(0))
     start = os.path.join(base, *prefix)
     wants_hidden = any(part.startswith(".") for part in parts)
