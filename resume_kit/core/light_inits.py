@@ -93,8 +93,9 @@ def _init4(scope):  # resume_kit.brief.build.NextPart
 def _init5(scope):  # resume_kit.brief.build.PathItem
     _MISSING = scope['_MISSING']
     _set = scope['_set']
+    _default4 = scope['_default4']
     _default5 = scope['_default5']
-    def __init__(self, path, kind, status, next_unit, md, count=_default5):
+    def __init__(self, path, kind, status, next_unit, md=_default4, count=_default5):
      self.path = path
      self.kind = kind
      self.status = status
@@ -1229,7 +1230,7 @@ FACTORIES = {
     'def __init__(self, key, status, md, data):\n self.key = key\n self.status = status\n self.md = md\n self.data = data\n': _init2,
     'def __init__(self, path, path_md, age, mtime, lines, data_lines):\n self.path = path\n self.path_md = path_md\n self.age = age\n self.mtime = mtime\n self.lines = lines\n self.data_lines = data_lines\n': _init3,
     'def __init__(self, unit, why, stuck, title_md, files_md, artifacts_md, failure_md, failure_lines, verify_lines, data, approved=_default10, cause=_default11, why_md=_default12):\n self.unit = unit\n self.why = why\n self.stuck = stuck\n self.title_md = title_md\n self.files_md = files_md\n self.artifacts_md = artifacts_md\n self.failure_md = failure_md\n self.failure_lines = failure_lines\n self.verify_lines = verify_lines\n self.data = data\n self.approved = approved\n self.cause = cause\n self.why_md = why_md\n': _init4,
-    'def __init__(self, path, kind, status, next_unit, md, count=_default5):\n self.path = path\n self.kind = kind\n self.status = status\n self.next_unit = next_unit\n self.md = md\n self.count = count\n': _init5,
+    'def __init__(self, path, kind, status, next_unit, md=_default4, count=_default5):\n self.path = path\n self.kind = kind\n self.status = status\n self.next_unit = next_unit\n self.md = md\n self.count = count\n': _init5,
     'def __init__(self, done, total, counts, done_groups, blocked_ids, claimed_ids=_MISSING):\n self.done = done\n self.total = total\n self.counts = counts\n self.done_groups = done_groups\n self.blocked_ids = blocked_ids\n self.claimed_ids = _factory5() if claimed_ids is _MISSING else claimed_ids\n': _init6,
     'def __init__(self, fields, data):\n self.fields = fields\n self.data = data\n': _init7,
     'def __init__(self, kind, md, data):\n self.kind = kind\n self.md = md\n self.data = data\n': _init8,
