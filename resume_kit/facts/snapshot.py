@@ -84,7 +84,7 @@ def json_safe(value: Any) -> Any:
         return _json_safe(value)
 
 
-def _plain(value: T, key: str = "", encoded: Encoded | None = None) -> T:
+def _plain(value: T, key: str, encoded: Encoded | None) -> T:
     """``value`` as :func:`json_safe` would give it, without its copy, for the sections built
     here and by the artifact reader of fresh dicts and lists, strings, numbers, booleans and
     None (the units' and artifacts' facts: most of a big plan's snapshot): when every string
