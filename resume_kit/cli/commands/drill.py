@@ -68,6 +68,7 @@ def run(
 ) -> int:
     import random
 
+    from resume_kit.infra.collector import long_lived_process
     from resume_kit.infra.paths import find_layout
     from resume_kit.infra.store import atomic_write
     from resume_kit.infra.trust import untrusted
@@ -77,6 +78,7 @@ def run(
 
     if kills < 0 or (units is not None and units < 1):
         raise ResumeKitError("--kills must be 0 or more, --units 1 or more", hint="see --help")
+    long_lived_process()  # a rehearsal runs batch after batch
     layout = find_layout()
     progress = progress_io.load(layout).progress
     pending = [u for u in progress.units if u.status in ("todo", "in_progress") and u.verify]

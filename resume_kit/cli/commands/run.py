@@ -135,6 +135,7 @@ def run(
     from resume_kit.cli.approval import require_approved
     from resume_kit.cli.display.batch import batch_display
     from resume_kit.core.batch import Batch, Limits, parse_duration
+    from resume_kit.infra.collector import long_lived_process
     from resume_kit.infra.paths import find_layout
     from resume_kit.progress_file import config
     from resume_kit.runner.batch_engine import Options, Runner
@@ -142,6 +143,7 @@ def run(
     from resume_kit.runner.conflicts import refuse_while_conflicted
     from resume_kit.runner.signal_guard import signal_guard
 
+    long_lived_process()  # a batch runs for as long as its units take
     budget_s = parse_duration(time_budget) if time_budget is not None else None
     options = Options(max(1, jobs), keep_going, max_failures, max_units, time_budget, json_out)
     layout = find_layout()
