@@ -36,6 +36,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from resume_kit.core.typing_light import Any, TypeVar
+from resume_kit.model.globs import WILDCARD
 
 FORMAT = 1
 FILE_NAME = "facts.json"
@@ -43,7 +44,6 @@ DISABLE_ENV = "RESUME_KIT_NO_FACT_REUSE"
 MAX_RECORD_BYTES = 16 * 1024 * 1024
 RACY_NS = 2_000_000_000  # a write this close to the computation may share its timestamp tick
 MAX_FOLDERS = 2000  # more folders walked than this: not worth recording, compute
-_MAGIC = frozenset("*?[")
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # the readers' sources: an edited reader (or redaction rule) must not serve an old value
 LOG_SOURCES = ("facts/logs.py", "facts/fingerprint.py", "infra/redact.py", "core/escape.py")
@@ -205,10 +205,6 @@ def sources_key(sources: Sequence[str]) -> list[Any]:
 # --------------------------------------------------------------------------- the logs' inputs
 
 
-def _has_magic(part: str) -> bool:
-    return any(ch in _MAGIC for ch in part)
-
-
 def _real_folders(base: str, parts: list[str]) -> bool:
     """Whether each folder from ``base`` down ``parts`` is a folder, not a symlink."""
     for depth in range(len(parts) + 1):
@@ -236,12 +232,12 @@ def log_inputs(
         if not parts:
             continue
         prefix: list[str] = []
-        while len(parts) > 1 and not _has_magic(parts[0]):
+        while len(parts) > 1 and not WILDCARD.search(parts[0]):
             prefix.append(parts.pop(0))
         for depth in range(1, len(prefix) + 1):  # the way down: no symlink may appear
             inputs.add((os.path.join(base, *prefix[:depth]), "l"))
         start = os.path.join(base, *prefix)
-        if len(parts) == 1 and not _has_magic(parts[0]):
+        if len(parts) == 1 and not WILDCARD.search(parts[0]):
             inputs.add((os.path.join(start, parts[0]), "l"))
             continue
         inputs.add((start, "L"))

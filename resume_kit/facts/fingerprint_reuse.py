@@ -34,6 +34,7 @@ from pathlib import Path
 
 from resume_kit.core.light_dataclass import dataclass, field
 from resume_kit.core.typing_light import Any
+from resume_kit.model.globs import WILDCARD
 
 FORMAT = 1
 FILE_NAME = "fingerprints.json"
@@ -51,8 +52,8 @@ def plain_paths(files: Iterable[str], artifacts: Iterable[str]) -> list[str] | N
     git would name the same way; None when any is not (a glob, ``..``, ``./x``, ...)."""
     paths = [*files, *artifacts]
     for path in paths:
-        if not path or path[0] == "/" or "*" in path or "?" in path or "[" in path:
-            return None  # the characters that make a glob (glob.has_magic)
+        if not path or path[0] == "/" or WILDCARD.search(path):
+            return None  # a glob
         parts = path.split("/")
         if parts[0] in _EXCLUDED_TOP or "" in parts or "." in parts or ".." in parts:
             return None
