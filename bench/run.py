@@ -810,7 +810,7 @@ def render_doc(
         "",
         "**Floor** = a bare `python -S -c pass` plus `git status --porcelain=v2 -z` on the same "
         "tree. **Warm** = the progress cache (`progress.json` in the user's cache folder for the work tree, the validated "
-        "model keyed by the SHA-256 of progress.yaml) is present, as on every run after the first "
+        "model keyed by the BLAKE2b-256 of progress.yaml) is present, as on every run after the first "
         "since progress.yaml last changed, and so are the records the brief reuses facts from "
         "while their inputs' stat is unchanged (done units' fingerprints, the log and transcript "
         'facts; the row "after the agent worked" changes a source file, the session and the '

@@ -1,13 +1,14 @@
 """The progress cache on disk: reading a large progress file through a YAML parser costs far
 more than the brief's budget, so the validated model's data is kept in the work tree's folder
 of the user's cache (Layout.user_cache, never the repository: a clone could ship a forged
-one), keyed by the SHA-256 of the exact text (any edit, by anyone, misses the cache). Its text
+one), keyed by the BLAKE2b-256 of the exact text (any edit, by anyone, misses the cache). Its text
 is :mod:`resume_kit.progress_file.cache_json`'s; the git hook's record of the unit in progress
 is written beside it."""
 
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from pathlib import Path
 
 from resume_kit.core.typing_light import Any
@@ -22,19 +23,21 @@ MAX_CACHE_BYTES = 128 * 1024 * 1024  # the JSON of a 16 MiB progress file's mode
 
 
 def cache_file(layout: Layout) -> Path:
-    """The validated model of progress.yaml, keyed by its SHA-256, in the user's cache."""
+    """The validated model of progress.yaml, keyed by its BLAKE2b, in the user's cache."""
     return layout.user_cache / "progress.json"
 
 
-def read(layout: Layout, digest: str) -> str | None:
-    """The cache file's text when it holds the model of the progress text with ``digest``."""
+def read(layout: Layout, key: Callable[[], str]) -> str | None:
+    """The cache file's text when it holds the model of the progress text whose key ``key``
+    gives (asked once the file is read: it may be being computed on another thread)."""
     from resume_kit.infra.safefs import read_regular
 
     try:
         text = read_regular(cache_file(layout), MAX_CACHE_BYTES).decode("utf-8")
     except (OSError, ValueError):
-        return None
-    return text if digest_of(text) == digest else None
+        text = None
+    wanted = key()  # even on a miss: the caller may write the cache with it
+    return text if text is not None and digest_of(text) == wanted else None
 
 
 def data(cache_text: str) -> dict[str, Any] | None:
@@ -78,8 +81,9 @@ def write(
     previous: tuple[str, dict[str, Any]] | None = None,
 ) -> str:
     """Write the cache of ``model_data`` for the progress file's bytes ``encoded`` (whose
-    SHA-256 is ``digest``); its text. ``previous``: the cache text and data of the version
-    this one replaces: the lines of the units that did not change are taken from it."""
+    :func:`~resume_kit.core.digest.file_key` is ``digest``); its text. ``previous``: the cache
+    text and data of the version this one replaces: the lines of the units that did not change
+    are taken from it."""
     units = model_data["units"]
     old_rows = CachedRows.of(previous[0]) if previous is not None else None
     reused = old_rows.rows_for(units, previous[1].get("units")) if old_rows and previous else None

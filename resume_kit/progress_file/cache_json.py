@@ -1,9 +1,9 @@
 """The progress cache's text: a header line, then the model's data as one JSON document with
 each unit on a line of its own.
 
-The header names the format, the SHA-256 of the progress text the data is the model of, each
-unit's id, status and ``after`` (all that verify-next reads of the units it does not run), and
-where the units' blocks start in that text when known. A command that reads every unit parses
+The header names the format, the key (BLAKE2b-256) of the progress text the data is the model
+of, each unit's id, status and ``after`` (all that verify-next reads of the units it does not
+run), and where the units' blocks start in that text when known. A command that reads every unit parses
 the data whole (:func:`data_of`); verify-next parses the header and the one unit it runs
 (:class:`CachedRows`), and after a checkpoint of that unit writes the previous text with its
 line and its index entry replaced: parsing and dumping 10,000 units cost more than the rest of
@@ -17,7 +17,7 @@ import json
 
 from resume_kit.core.typing_light import Any, cast
 
-FORMAT = 2
+FORMAT = 3  # 3: keyed by BLAKE2b-256, no longer SHA-256 (2026-12-06)
 _HEAD = f'{{"format": {FORMAT}, "digest": "'
 _OPEN_UNITS = '"units": ['
 

@@ -4,9 +4,10 @@ errors), save, the locked transaction, and create."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from resume_kit.core.digest import file_key, file_key_started
 from resume_kit.core.light_dataclass import dataclass, field
 from resume_kit.core.typing_light import TYPE_CHECKING, Any
 from resume_kit.infra.errors import ProgressFileError
@@ -230,14 +231,8 @@ def _decoded(data: bytes, path: Path) -> str:
         ) from None
 
 
-def _digest(text: str | bytes) -> str:
-    from resume_kit.core.digest import sha256
-
-    return sha256(text.encode("utf-8") if isinstance(text, str) else text).hexdigest()
-
-
 def progress_cache_file(layout: Layout) -> Path:
-    """The validated model of progress.yaml, keyed by its SHA-256, in the user's cache."""
+    """The validated model of progress.yaml, keyed by its BLAKE2b, in the user's cache."""
     return cache.cache_file(layout)
 
 
@@ -314,16 +309,20 @@ def load(
         if reuse._bytes == raw:  # the bytes compared: no 4 MB decoded again
             return reuse
         reuse = None  # other bytes, another text
+    remembered = _LOADED.get(str(path))
+    if remembered is not None and remembered[0] != raw:
+        remembered = None
+    # hashed while the text is decoded and the cache read, unless this process knows the bytes
+    key = file_key_started(raw) if remembered is None else (lambda: file_key(raw))
     text = _decoded(raw, path)
     if reuse is not None and reuse.path == path and reuse.text == text:
         return reuse
     if "\x00" in text:
         raise ProgressFileError(f"{path.name}: the file holds binary data (NUL bytes)")
-    remembered = _LOADED.get(str(path))
-    if remembered is not None and remembered[0] == raw:
+    if remembered is not None:
         cache_text, cached = remembered[1], remembered[2]  # this process read or wrote them
     else:
-        cache_text, cached = cache.read(layout, _digest(raw)), None
+        cache_text, cached = cache.read(layout, key), None
     model: Progress | None = None
     rows = None
     if cache_text is not None:
@@ -346,7 +345,7 @@ def load(
             from resume_kit.progress_file.patch import blocks_of
 
             blocks = blocks_of(text, "units")
-            cache_text = cache.write(layout, _digest(raw), cached, raw, blocks=blocks)
+            cache_text = cache.write(layout, key(), cached, raw, blocks=blocks)
     _LOADED[str(path)] = (raw, cache_text, cached)
     return ProgressDoc(
         path=path,
@@ -372,27 +371,28 @@ def save(layout: Layout, doc: ProgressDoc) -> bool:
     if new_data == doc.loaded():
         return False
     text = doc.render_fast(new_data)
-    encoded = _write_progress(layout, doc, text)
+    encoded, key = _write_progress(layout, doc, text)
     remembered = _LOADED.get(str(doc.path))
     previous = None
     # the cache of the version replaced
     if remembered is not None and remembered[2] is doc.data and remembered[0] == doc._bytes:
         previous = (remembered[1], doc.data) if remembered[1] is not None else None
     doc.text, doc.data, doc._raw, doc._bytes = text, new_data, None, encoded
-    written = cache.write(layout, _digest(encoded), new_data, encoded, previous=previous)
+    written = cache.write(layout, key(), new_data, encoded, previous=previous)
     doc._cache_text = written
     _LOADED[str(doc.path)] = (encoded, written, new_data)
     return True
 
 
-def _write_progress(layout: Layout, doc: ProgressDoc, text: str) -> bytes:
+def _write_progress(layout: Layout, doc: ProgressDoc, text: str) -> tuple[bytes, Callable[[], str]]:
     """Keep the version ``doc`` was loaded as in history/, write ``text``; its bytes (once,
-    for the file, its digest and the hook's record)."""
+    for the file, its key and the hook's record) and its cache key, hashed while written."""
+    encoded = text.encode("utf-8")
+    key = file_key_started(encoded)
     ensure_gitignore(layout)
     keep_history(doc.path, layout.history)
-    encoded = text.encode("utf-8")
     atomic_write(doc.path, encoded)
-    return encoded
+    return encoded, key
 
 
 def _save_unit(layout: Layout, doc: ProgressDoc, unit_id: str, rows: CachedRows) -> bool | None:
@@ -417,8 +417,8 @@ def _save_unit(layout: Layout, doc: ProgressDoc, unit_id: str, rows: CachedRows)
     if patched is None or text is None:
         return None
     blocks = patched[1] if len(text) == len(patched[0]) else None
-    encoded = _write_progress(layout, doc, text)
-    cache_text, new_rows = rows.replaced(position, new, _digest(encoded), blocks)
+    encoded, key = _write_progress(layout, doc, text)
+    cache_text, new_rows = rows.replaced(position, new, key(), blocks)
     cache.store(layout, cache_text, encoded, cache.first_in_progress(doc.progress))
     doc.text, doc.data, doc._raw, doc._only_unit = text, {}, None, None
     doc._rows, doc._cache_text, doc._bytes = new_rows, cache_text, encoded

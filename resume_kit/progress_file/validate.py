@@ -733,7 +733,7 @@ def built_unit(raw: Any, read_first: list[Any]) -> Unit:
     """The unit of cached data ``raw`` whose id, status and ``after`` (``read_first``) the
     cache's index gave: as :func:`_unit_from_cache` builds it, else as :func:`validate` would;
     data that neither takes, or that disagrees with the index, is an error (a cache changed by
-    hand: its key, progress.yaml's SHA-256, still matched)."""
+    hand: its key, progress.yaml's BLAKE2b, still matched)."""
     unit = _unit_from_cache(raw)
     detail = "its index disagrees with the unit"
     if unit is None:

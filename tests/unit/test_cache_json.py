@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from resume_kit.progress_file.cache_json import CachedRows, data_of, digest_of, payload
+from resume_kit.progress_file.cache_json import FORMAT, CachedRows, data_of, digest_of, payload
 
 TEXT = st.text(max_size=20) | st.sampled_from(["\n", '"units": [', "]}", ",\n", "\u2028"])
 # One JSON type per field, as to_data writes a validated model (the reuse's contract): values
@@ -115,4 +115,4 @@ def test_a_text_not_in_the_shape_written_has_no_rows() -> None:
     assert CachedRows.of(text.replace("\n]}\n", "]}\n")) is None
     assert CachedRows.of("{}\n" + text.split("\n", 1)[1]) is None
     assert CachedRows.of("not json\n" + text.split("\n", 1)[1]) is None
-    assert digest_of(text.replace('"format": 2', '"format": 1')) is None
+    assert digest_of(text.replace(f'"format": {FORMAT}', '"format": 2')) is None  # SHA-256 keys
