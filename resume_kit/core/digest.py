@@ -63,9 +63,15 @@ def file_key_started(data: bytes) -> Callable[[], str]:
     """:func:`file_key` of ``data``, computed on another thread when ``data`` is large (the
     hash releases the interpreter's lock, so the caller's work goes on meanwhile); call the
     result for the key (it waits)."""
-    if len(data) < LARGE:
-        key = file_key(data)
-        return lambda: key
+    started = _key_on_thread(data) if len(data) >= LARGE else None
+    if started is not None:
+        return started
+    key = file_key(data)
+    return lambda: key
+
+
+def _key_on_thread(data: bytes) -> Callable[[], str] | None:
+    """:func:`file_key_started` on a thread; None when no thread can start (a process limit)."""
     import contextlib
     import threading
 
@@ -77,7 +83,10 @@ def file_key_started(data: bytes) -> Callable[[], str]:
             found.append(file_key(data))  # again, and raises in the caller
 
     worker = threading.Thread(target=work, daemon=True)
-    worker.start()
+    try:
+        worker.start()
+    except RuntimeError:
+        return None
 
     def joined() -> str:
         worker.join()

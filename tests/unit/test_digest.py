@@ -6,7 +6,9 @@ from __future__ import annotations
 import hashlib
 import subprocess
 import sys
+import threading
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -27,6 +29,17 @@ def test_a_large_file_is_keyed_on_another_thread_with_the_same_key() -> None:
     data = bytes(range(256)) * (LARGE // 256 + 3)
     pending = file_key_started(data)
     assert pending() == pending() == blake2b_256(data)
+
+
+def test_a_large_file_is_keyed_here_when_no_thread_can_start(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def refuse(self: threading.Thread) -> None:
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(threading.Thread, "start", refuse)
+    data = b"\xff" * (2 * LARGE)
+    assert file_key_started(data)() == blake2b_256(data)
 
 
 def test_keying_a_large_file_does_not_import_openssl() -> None:
