@@ -45,9 +45,10 @@ def sha256_hex(data: bytes) -> str:
 
 def file_key(data: bytes) -> str:
     """The hex BLAKE2b-256 digest of ``data``: as collision-resistant as SHA-256, from CPython's
-    built-in ``_blake2`` (~0.3 ms to import where hashlib's OpenSSL takes ~5 ms, 2026-12-06),
-    at about half OpenSSL's SHA-256 speed: for the progress cache, whose key is the only hash
-    of a brief on most work trees, over a file of at most a few MB."""
+    built-in ``_blake2`` (~0.3 ms to import where hashlib's OpenSSL takes ~3-5 ms, 2026-12-06),
+    at about half OpenSSL's SHA-256 speed. The progress cache's key: every brief and
+    verify-next hashes progress.yaml (up to a few MB), and verify-next needs no other large
+    hash, so it never pays for OpenSSL."""
     return _blake2b()(data, digest_size=32).hexdigest()
 
 

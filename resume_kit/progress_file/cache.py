@@ -1,9 +1,9 @@
 """The progress cache on disk: reading a large progress file through a YAML parser costs far
 more than the brief's budget, so the validated model's data is kept in the work tree's folder
 of the user's cache (Layout.user_cache, never the repository: a clone could ship a forged
-one), keyed by the BLAKE2b-256 of the exact text (any edit, by anyone, misses the cache). Its text
-is :mod:`resume_kit.progress_file.cache_json`'s; the git hook's record of the unit in progress
-is written beside it."""
+one), keyed by the BLAKE2b-256 of the exact text (any edit, by anyone, misses the cache). Its
+text is :mod:`resume_kit.progress_file.cache_json`'s; the git hook's record of the unit in
+progress is written beside it."""
 
 from __future__ import annotations
 

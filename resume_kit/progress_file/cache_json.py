@@ -3,12 +3,12 @@ each unit on a line of its own.
 
 The header names the format, the key (BLAKE2b-256) of the progress text the data is the model
 of, each unit's id, status and ``after`` (all that verify-next reads of the units it does not
-run), and where the units' blocks start in that text when known. A command that reads every unit parses
-the data whole (:func:`data_of`); verify-next parses the header and the one unit it runs
-(:class:`CachedRows`), and after a checkpoint of that unit writes the previous text with its
-line and its index entry replaced: parsing and dumping 10,000 units cost more than the rest of
-a checkpoint's write. ``json.dumps`` writes a newline inside a string as ``\\n``, so the lines
-are the units'.
+run), and where the units' blocks start in that text when known. A command that reads every
+unit parses the data whole (:func:`data_of`); verify-next parses the header and the one unit
+it runs (:class:`CachedRows`), and after a checkpoint of that unit writes the previous text
+with its line and its index entry replaced: parsing and dumping 10,000 units cost more than
+the rest of a checkpoint's write. ``json.dumps`` writes a newline inside a string as ``\\n``,
+so the lines are the units'.
 """
 
 from __future__ import annotations

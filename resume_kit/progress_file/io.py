@@ -385,8 +385,9 @@ def save(layout: Layout, doc: ProgressDoc) -> bool:
 
 
 def _write_progress(layout: Layout, doc: ProgressDoc, text: str) -> tuple[bytes, Callable[[], str]]:
-    """Keep the version ``doc`` was loaded as in history/, write ``text``; its bytes (once,
-    for the file, its key and the hook's record) and its cache key, hashed while written."""
+    """Keep the version ``doc`` was loaded as in history/, write ``text``; its bytes (encoded
+    once: for the file, the cache key and the hook's record) and the cache key, hashed on a
+    thread while the file is written."""
     encoded = text.encode("utf-8")
     key = file_key_started(encoded)
     ensure_gitignore(layout)
