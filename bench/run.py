@@ -592,7 +592,7 @@ WHY = {
         "prepare-commit-msg runs no Python when progress.yaml's bytes equal the hook's copy in "
         "the user's cache (the first commit after a change still starts `python -I -S` and "
         "writes the copy): sh, one `cmp` and one `git interpret-trailers`; alone it took ~5 ms "
-        "of CPU against ~22 ms for the Python path (farm-bench, paired, load 6.9, 2026-12-02). "
+        "of CPU against ~22 ms for the Python path (whole processes, paired, load 6.9, 2026-12-02). "
         "post-commit forks the detached, niced snapshot (~1 ms in the commit). What is left is "
         "mostly `git interpret-trailers` (~2-3 ms; writing the trailer without git would have "
         "to follow git's trailer rules and the user's trailer.* config) and, on 2 cores, the "
