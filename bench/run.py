@@ -166,6 +166,20 @@ def alternate(
 # --------------------------------------------------------------------------- machine
 
 
+_PACE_LOOP = "import time\ns = time.perf_counter()\nfor i in range(3_000_000): pass\nprint(time.perf_counter() - s)"
+
+
+def python_pace() -> str:
+    """How fast this machine runs Python now: a fixed loop in ``python -S``, median of 3 (a
+    virtual machine's speed drifts within minutes; Python's work slows more than git's)."""
+    runs = sorted(
+        float(subprocess.run([PYTHON, "-S", "-c", _PACE_LOOP], capture_output=True, text=True,
+                             check=True).stdout)
+        for _ in range(3)
+    )  # fmt: skip
+    return f"{runs[1] * 1000:.0f} ms"
+
+
 def machine() -> dict[str, str]:
     cpu = platform.processor() or platform.machine()
     try:
@@ -201,6 +215,7 @@ def machine() -> dict[str, str]:
         "python": platform.python_version(),
         "git": git_version.strip().removeprefix("git version "),
         "load": f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f}",
+        "pace": python_pace(),
         "commit": commit + (" (+ uncommitted changes)" if dirty else ""),
     }
 
@@ -839,6 +854,10 @@ def render_doc(
         f"- Python {info['python']}; git {info['git']}",
         f"- load average at start: {info['load']}, at the end: {info['load_end']} (a shared "
         "machine: other work ran alongside)",
+        f"- Python's pace (an empty loop of 3,000,000 turns in `python -S`, median of 3): "
+        f"{info['pace']} at the start, {info['pace_end']} at the end. This machine's speed "
+        "drifts; compare runs by it: Python slows more than git, so a slow phase worsens the "
+        "ratios to the floor as well as the times",
         f"- command: `python bench/run.py {' '.join(argv)}`; total time {total_s / 60:.1f} min",
         "",
         "## Targets",
@@ -984,6 +1003,7 @@ def main() -> int:
             say(f"workspaces kept in {base}")
     load = os.getloadavg()
     info["load_end"] = f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"
+    info["pace_end"] = python_pace()
     argv = sys.argv[1:]
     doc = render_doc(info, results, run_overhead, imports_ok, argv, time.perf_counter() - started)
     if args.no_doc:
