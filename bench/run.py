@@ -166,7 +166,10 @@ def alternate(
 # --------------------------------------------------------------------------- machine
 
 
-_PACE_LOOP = "import time\ns = time.perf_counter()\nfor i in range(3_000_000): pass\nprint(time.perf_counter() - s)"
+_PACE_LOOP = (
+    "import time\ns = time.perf_counter()\n"
+    "for i in range(3_000_000): pass\nprint(time.perf_counter() - s)"
+)
 
 
 def python_pace() -> str:
