@@ -167,14 +167,16 @@ def alternate(
 
 
 _PACE_LOOP = (
-    "import time\ns = time.perf_counter()\n"
-    "for i in range(3_000_000): pass\nprint(time.perf_counter() - s)"
+    "import time\ns = time.perf_counter()\nx = 0\n"
+    "for i in range(3_000_000): x += i\nprint(time.perf_counter() - s)"
 )
 
 
 def python_pace() -> str:
     """How fast this machine runs Python now: a fixed loop in ``python -S``, median of 3 (a
-    virtual machine's speed drifts within minutes; Python's work slows more than git's)."""
+    virtual machine's speed drifts within minutes; Python's work slows more than git's). The
+    additions allocate, as resume-kit's work does: on this VM an empty loop barely slowed
+    (160 -> 176 ms) while these went from ~250 to ~530 ms (2026-12-06)."""
     runs = sorted(
         float(subprocess.run([PYTHON, "-S", "-c", _PACE_LOOP], capture_output=True, text=True,
                              check=True).stdout)
@@ -857,7 +859,7 @@ def render_doc(
         f"- Python {info['python']}; git {info['git']}",
         f"- load average at start: {info['load']}, at the end: {info['load_end']} (a shared "
         "machine: other work ran alongside)",
-        f"- Python's pace (an empty loop of 3,000,000 turns in `python -S`, median of 3): "
+        f"- Python's pace (3,000,000 integer additions in `python -S`, median of 3): "
         f"{info['pace']} at the start, {info['pace_end']} at the end. This machine's speed "
         "drifts; compare runs by it: Python slows more than git, so a slow phase worsens the "
         "ratios to the floor as well as the times",
