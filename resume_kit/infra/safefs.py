@@ -181,14 +181,16 @@ def _last_component(full: str, raw: str, missing_ok: bool) -> tuple[str, os.stat
     return full, info
 
 
-def open_regular(path: Path | str, *, follow: bool = False) -> BinaryIO:
-    """Open ``path`` for reading only if it is a regular file.
+def open_regular(path: Path | str, *, follow: bool = False, append: bool = False) -> BinaryIO:
+    """Open ``path`` for reading (``append``: also to append to it, an existing file only)
+    only if it is a regular file.
 
     A final symlink is refused unless ``follow`` (for paths the user owns, such as files in
     their home directory that they chose to link). The open never blocks and the type is
     checked on the descriptor. Raises :class:`NotARegularFile` or the usual ``OSError``.
     """
-    flags = os.O_RDONLY | _NONBLOCK | _CLOEXEC | (0 if follow else _NOFOLLOW)
+    access = os.O_RDWR | os.O_APPEND if append else os.O_RDONLY
+    flags = access | _NONBLOCK | _CLOEXEC | (0 if follow else _NOFOLLOW)
     try:
         fd = os.open(path, flags)
     except OSError as exc:
@@ -201,7 +203,7 @@ def open_regular(path: Path | str, *, follow: bool = False) -> BinaryIO:
             raise NotARegularFile(path, file_kind(info.st_mode))
         if _NONBLOCK:
             os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb")
+        return os.fdopen(fd, "a+b" if append else "rb")
     except BaseException:
         os.close(fd)
         raise

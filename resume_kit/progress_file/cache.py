@@ -16,7 +16,15 @@ from resume_kit.infra.errors import ProgressFileError
 from resume_kit.infra.paths import Layout
 from resume_kit.infra.store import atomic_write
 from resume_kit.model.progress import Progress, Unit
-from resume_kit.progress_file.cache_json import Blocks, CachedRows, data_of, digest_of, payload
+from resume_kit.progress_file.cache_json import (
+    HEAD_SIZE,
+    Blocks,
+    CachedRows,
+    data_of,
+    digest_in,
+    digest_of,
+    payload,
+)
 from resume_kit.progress_file.validate import built_unit, model_from_index
 
 MAX_CACHE_BYTES = 128 * 1024 * 1024  # the JSON of a 16 MiB progress file's model is well below
@@ -99,6 +107,54 @@ def store(layout: Layout, cache_text: str, encoded: bytes, in_progress: str | No
     with contextlib.suppress(OSError):  # checked against progress.yaml's digest when read
         atomic_write(cache_file(layout), cache_text, durable=False)
     write_in_progress(layout, encoded, in_progress)
+
+
+def store_unit(
+    layout: Layout,
+    previous: str | None,
+    rows: CachedRows,
+    change: tuple[int, dict[str, Any], str, Blocks | None],
+    encoded: bytes,
+    in_progress: str | None,
+) -> tuple[str, CachedRows]:
+    """:func:`store` the cache of a checkpoint that changed one unit: ``change`` is the
+    position, the data, the new key and the new blocks (:meth:`CachedRows.replaced`) of the
+    unit in ``rows``, the rows of the cache text ``previous``. A tail line is appended to the
+    file when it still holds ``previous``'s model; the text is written whole otherwise. The
+    new text and its rows."""
+    base = digest_of(previous) if previous is not None else None
+    tail = rows.tail(*change) if base is not None else None
+    if tail is not None and base is not None and _append(layout, tail[0], base):
+        write_in_progress(layout, encoded, in_progress)
+        return f"{previous}{tail[0]}", tail[1]
+    text, replaced = rows.replaced(*change)
+    store(layout, text, encoded, in_progress)
+    return text, replaced
+
+
+_LAST_LINE_BYTES = 1 << 16  # a longer tail line is not looked for: the text is written whole
+
+
+def _append(layout: Layout, line: str, base: str) -> bool:
+    """Append ``line`` to the cache file if it still holds the model of the progress text
+    whose key is ``base`` (another process may have written the cache of another version
+    since this one read it); whether it did."""
+    import os
+
+    from resume_kit.infra.safefs import open_regular
+
+    try:
+        with open_regular(cache_file(layout), append=True) as handle:
+            size = os.fstat(handle.fileno()).st_size
+            start = os.pread(handle.fileno(), HEAD_SIZE, 0).decode("utf-8", "replace")
+            reach = min(size, _LAST_LINE_BYTES)
+            end = os.pread(handle.fileno(), reach, size - reach).decode("utf-8", "replace")
+            if digest_in(start, end) != base:
+                return False
+            handle.write(line.encode("utf-8"))
+    except OSError:
+        return False
+    return True
 
 
 def in_progress_file(layout: Layout) -> Path:

@@ -1,14 +1,20 @@
 """The progress cache's text: a header line, then the model's data as one JSON document with
-each unit on a line of its own.
+each unit on a line of its own, then up to :data:`MAX_TAILS` tail lines.
 
 The header names the format, the key (BLAKE2b-256) of the progress text the data is the model
 of, each unit's id, status and ``after`` (all that verify-next reads of the units it does not
 run), and where the units' blocks start in that text when known. A command that reads every
 unit parses the data whole (:func:`data_of`); verify-next parses the header and the one unit
-it runs (:class:`CachedRows`), and after a checkpoint of that unit writes the previous text
-with its line and its index entry replaced: parsing and dumping 10,000 units cost more than
-the rest of a checkpoint's write. ``json.dumps`` writes a newline inside a string as ``\\n``,
-so the lines are the units'.
+it runs (:class:`CachedRows`). ``json.dumps`` writes a newline inside a string as ``\\n``, so
+the lines are the units'.
+
+A checkpoint changes one unit. Its cache is the previous text with a tail line appended
+(:meth:`CachedRows.tail`): the new key, the unit's position, its data, and how far the blocks
+after it moved. Parsing and dumping 10,000 units, or even joining and writing their 4 MB
+again, cost more than the rest of a checkpoint's write. A text's key is its last tail's (the
+header's when it has none); a torn append leaves a last line without its newline, and such a
+text is no cache at all. After :data:`MAX_TAILS` tails the next checkpoint writes the text
+whole again.
 """
 
 from __future__ import annotations
@@ -17,9 +23,12 @@ import json
 
 from resume_kit.core.typing_light import Any, cast
 
-FORMAT = 3  # 3: keyed by BLAKE2b-256, no longer SHA-256 (2026-12-06)
+FORMAT = 4  # 3: keyed by BLAKE2b-256, no longer SHA-256; 4: tail lines (2026-12-06)
 _HEAD = f'{{"format": {FORMAT}, "digest": "'
+_TAIL_HEAD = '{"digest": "'
 _OPEN_UNITS = '"units": ['
+_END = "]}\n"
+MAX_TAILS = 16  # then a checkpoint writes the whole text: loads apply at most this many
 
 # Where the units' blocks start in the progress text, where the list ends, and the dash's
 # indent (progress_file/patch.list_layout): [[start, ...], end, indent].
@@ -66,43 +75,101 @@ def payload(
 
 
 def digest_of(text: str) -> str | None:
-    """The digest a cache text written by :func:`payload` names."""
-    value = text[len(_HEAD) : len(_HEAD) + 64]
-    return value if text.startswith(_HEAD) and len(value) == 64 else None
+    """The digest a cache text written by :func:`payload` and :meth:`CachedRows.tail` names."""
+    return digest_in(text, text)
+
+
+HEAD_SIZE = len(_HEAD) + 64  # what digest_in needs of a text's start
+
+
+def digest_in(start: str, end: str) -> str | None:
+    """:func:`digest_of` the text that starts with ``start`` and ends with ``end`` (parts of
+    it: its first :data:`HEAD_SIZE` characters, and a last part holding its last line and the
+    newline before it)."""
+    if not start.startswith(_HEAD):
+        return None
+    if end.endswith(_END):
+        value = start[len(_HEAD) : HEAD_SIZE]
+    elif end.endswith("\n"):
+        last = end.rfind("\n", 0, len(end) - 1) + 1
+        if last == 0 or not end.startswith(_TAIL_HEAD, last):
+            return None  # the header alone, or not a tail
+        value = end[last + len(_TAIL_HEAD) : last + len(_TAIL_HEAD) + 64]
+    else:
+        return None  # a torn append
+    return value if len(value) == 64 else None
+
+
+def _split(text: str) -> tuple[str, list[Any]]:
+    """The text :func:`payload` wrote, and the tails after it, parsed (ValueError when they
+    are not in the shape :meth:`CachedRows.tail` writes)."""
+    if text.endswith(_END):
+        return text, []
+    end = text.rfind("\n" + _END) + 1 + len(_END)
+    if end == len(_END) or not text.endswith("\n"):
+        raise ValueError("no end of the data")
+    tails = [json.loads(line) for line in text[end:-1].split("\n")]
+    for tail in tails:
+        if type(tail) is not dict or list(tail) != ["digest", "position", "shift", "entry", "row"]:
+            raise ValueError("not a tail")
+        if type(tail["position"]) is not int or type(tail["shift"]) not in (int, type(None)):
+            raise ValueError("not a tail")
+    return text[:end], tails
 
 
 def data_of(text: str) -> Any:
     """The data a cache text holds, parsed whole (ValueError when it is not JSON)."""
-    return json.loads(text[text.find("\n") + 1 :])
+    base, tails = _split(text)
+    data = json.loads(base[base.find("\n") + 1 :])
+    for tail in tails:
+        units = data.get("units") if type(data) is dict else None
+        if type(units) is not list or not 0 <= tail["position"] < len(units):
+            raise ValueError("a tail for no unit")
+        units[tail["position"]] = tail["row"]
+    return data
 
 
 class CachedRows:
     """A cache text's units, each parsed when asked for."""
 
-    def __init__(self, header: dict[str, Any], opening: str, rows: list[str]) -> None:
+    def __init__(
+        self, header: dict[str, Any], opening: str, rows: list[str], tails: int = 0
+    ) -> None:
         self.index: list[Any] = header["index"]
         self.blocks: Blocks | None = header["blocks"]
+        self.tails = tails  # how many tail lines the text has
         self._opening = opening
         self._rows = rows  # each unit's JSON and the comma after it (the last has none)
 
     @classmethod
     def of(cls, text: str) -> CachedRows | None:
-        """The rows of ``text``, or None when it is not in the shape :func:`payload` writes."""
+        """The rows of ``text``, or None when it is not in the shape :func:`payload` and
+        :meth:`tail` write."""
         try:
             header = json.loads(text[: text.find("\n")])
+            base, tails = _split(text)
         except ValueError:
             return None
         if type(header) is not dict or type(header.get("index")) is not list:
             return None
-        lines = text.split("\n")
+        lines = base.split("\n")
         count = len(header["index"])
         if count == 0 or len(lines) != count + 4 or lines[-2:] != ["]}", ""]:
             return None
         if not lines[1].endswith(_OPEN_UNITS):
             return None
-        if not _plain_blocks(header.get("blocks"), count):
-            header["blocks"] = None
-        return cls(header, lines[1], lines[2:-2])
+        index, rows, moves = header["index"], lines[2:-2], []
+        for tail in tails:
+            position = tail["position"]
+            if not 0 <= position < count:
+                return None
+            index[position] = tail["entry"]
+            rows[position] = _row(tail["row"], position == count - 1)
+            moves.append((position, tail["shift"]))
+        blocks = header.get("blocks")
+        blocks = _moved(blocks, moves) if _plain_blocks(blocks, count) else None
+        header["blocks"] = blocks if not moves or _plain_blocks(blocks, count) else None
+        return cls(header, lines[1], rows, len(tails))
 
     def rest(self) -> Any:
         """The data without its units (ValueError when it is not JSON)."""
@@ -142,6 +209,60 @@ class CachedRows:
         rows[position] = _row(unit, position == len(rows) - 1)
         header = _header(digest, index, blocks)
         return _text(header, self._opening, rows), CachedRows(header, self._opening, rows)
+
+    def tail(
+        self, position: int, unit: dict[str, Any], digest: str, blocks: Blocks | None
+    ) -> tuple[str, CachedRows] | None:
+        """The tail line that makes this text the one :meth:`replaced` would write, and the
+        rows it then holds; None when the text should be written whole: it has
+        :data:`MAX_TAILS` tails already, or ``blocks`` is not its blocks with those after
+        ``position`` moved (one offset apart)."""
+        if self.tails >= MAX_TAILS:
+            return None
+        shift = _shift(self.blocks, blocks, position)
+        if shift is None and blocks is not None:
+            return None
+        index, rows = list(self.index), list(self._rows)
+        index[position] = _entry(unit)
+        rows[position] = _row(unit, position == len(rows) - 1)
+        line = _dumps(
+            {"digest": digest, "position": position, "shift": shift, "entry": index[position],
+             "row": unit}
+        )  # fmt: skip
+        header = _header(digest, index, blocks)
+        return line + "\n", CachedRows(header, self._opening, rows, self.tails + 1)
+
+
+def _shift(old: Blocks | None, new: Blocks | None, position: int) -> int | None:
+    """How far ``new``'s blocks after ``position`` are from ``old``'s, when that is all that
+    differs (checked where it shows: the block at ``position``, the next one and the end)."""
+    if old is None or new is None or len(old[0]) != len(new[0]) or old[2] != new[2]:
+        return None
+    shift: int = new[1] - old[1]
+    if new[0][position] != old[0][position]:
+        return None
+    following = position + 1
+    if following < len(new[0]) and new[0][following] != old[0][following] + shift:
+        return None
+    return shift
+
+
+def _moved(blocks: Any, moves: list[tuple[int, int | None]]) -> Any:
+    """``blocks`` with the starts after each move's position, and the end, moved by its
+    shift (one pass for all the moves); None when a move's shift is unknown."""
+    if not moves:
+        return blocks
+    starts, end, indent = blocks
+    deltas = [0] * (len(starts) + 1)
+    for position, shift in moves:
+        if shift is None:
+            return None
+        deltas[position + 1] += shift
+    total, moved = 0, []
+    for start, delta in zip(starts, deltas, strict=False):
+        total += delta
+        moved.append(start + total)
+    return [moved, end + sum(deltas), indent]
 
 
 def _plain_blocks(blocks: Any, count: int) -> bool:

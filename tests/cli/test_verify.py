@@ -493,6 +493,40 @@ def test_block_offsets_in_the_cache_that_are_wrong_never_reach_progress_yaml(
     assert steady(progress.read_text()) == steady(expected.decode())
 
 
+def test_each_checkpoint_appends_one_line_to_the_progress_cache(repo: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    """verify-next appends a tail line to the progress cache instead of writing its 4 MB again
+    (issue 18); every later reader gets from it exactly the model progress.yaml parses to, and
+    after MAX_TAILS lines the next checkpoint writes the whole text again."""
+    from resume_kit.infra.paths import find_layout
+    from resume_kit.progress_file.cache_json import MAX_TAILS, data_of
+    from resume_kit.progress_file.roundtrip import dump, new_document, parse_text, to_data
+    from resume_kit.progress_file.validate import validate
+
+    count = MAX_TAILS + 2
+    write_progress(
+        repo, [{"id": f"u{i:02}", "title": f"U {i}", "verify": "true"} for i in range(count)]
+    )
+    progress = repo / ".resume-kit" / "progress.yaml"
+    progress.write_text(dump(new_document(validate(parse_text(progress.read_text())))))
+    assert cli("status", env=TRUST_ALL).code == 0
+    cache = find_layout(repo).user_cache / "progress.json"
+
+    def tail_lines() -> int:
+        text = cache.read_text()
+        return text[text.rindex("\n]}\n") + 4 :].count("\n")
+
+    assert tail_lines() == 0
+    for done in range(1, count + 1):
+        assert cli("verify-next", env=TRUST_ALL).code == 0
+        assert tail_lines() == (done if done <= MAX_TAILS else done - MAX_TAILS - 1)
+        parsed = to_data(validate(parse_text(progress.read_text())))
+        assert data_of(cache.read_text()) == parsed
+        assert read_units(repo)[f"u{done - 1:02}"]["status"] == "done"
+    status = cli("status", "--json", env=TRUST_ALL)
+    assert status.code == 0
+    assert json.loads(status.stdout)["counts"]["verified"] == count
+
+
 # --------------------------------------------------------------------------- trust and environment
 
 

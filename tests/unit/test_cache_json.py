@@ -1,5 +1,6 @@
 """The progress cache's text: the data whole, the units one at a time, and a unit or the
-changed units replaced give exactly what a whole dump gives."""
+changed units replaced, or a unit's tail line appended, give exactly what a whole dump
+gives."""
 
 from __future__ import annotations
 
@@ -9,7 +10,16 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from resume_kit.progress_file.cache_json import FORMAT, CachedRows, data_of, digest_of, payload
+from resume_kit.progress_file.cache_json import (
+    FORMAT,
+    HEAD_SIZE,
+    MAX_TAILS,
+    CachedRows,
+    data_of,
+    digest_in,
+    digest_of,
+    payload,
+)
 
 TEXT = st.text(max_size=20) | st.sampled_from(["\n", '"units": [', "]}", ",\n", "\u2028"])
 # One JSON type per field, as to_data writes a validated model (the reuse's contract): values
@@ -116,3 +126,76 @@ def test_a_text_not_in_the_shape_written_has_no_rows() -> None:
     assert CachedRows.of("{}\n" + text.split("\n", 1)[1]) is None
     assert CachedRows.of("not json\n" + text.split("\n", 1)[1]) is None
     assert digest_of(text.replace(f'"format": {FORMAT}', '"format": 2')) is None  # SHA-256 keys
+
+
+@st.composite
+def plain_blocks(draw: Any, count: int) -> list[Any]:
+    starts = sorted(draw(st.sets(st.integers(0, 10_000), min_size=count, max_size=count)))
+    return [starts, starts[-1] + draw(st.integers(1, 500)), draw(st.integers(0, 8))]
+
+
+def moved(blocks: list[Any], position: int, shift: int) -> list[Any]:
+    starts, end, indent = blocks
+    after = [start + shift for start in starts[position + 1 :]]
+    return [[*starts[: position + 1], *after], end + shift, indent]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(datas(min_units=1), DIGEST, st.booleans(), st.data())
+def test_tails_give_what_writing_the_whole_text_gives(
+    start: dict[str, Any], digest: str, with_blocks: bool, data: Any
+) -> None:
+    """Each checkpoint's tail line: the text then names the new key and holds, whole or unit by
+    unit, exactly the data and blocks a whole dump would; after MAX_TAILS the text must be
+    written whole; an append cut short leaves no cache at all."""
+    count = len(start["units"])
+    blocks = data.draw(plain_blocks(count)) if with_blocks else None
+    text = payload(digest, start, blocks)
+    rows = CachedRows.of(text)
+    current = json.loads(json.dumps(start))
+    assert rows is not None
+    for step in range(MAX_TAILS + 1):
+        position = data.draw(st.integers(0, count - 1))
+        unit = {**current["units"][position], **data.draw(UNIT_FIELDS)}
+        new_digest = data.draw(DIGEST)
+        if blocks is not None and data.draw(st.booleans()):
+            bounds = [*blocks[0], blocks[1]]
+            gap = bounds[position + 1] - bounds[position]
+            blocks = moved(blocks, position, data.draw(st.integers(1 - gap, 300)))
+        else:
+            blocks = None  # the block moved by a length not known: none from then on
+        appended = rows.tail(position, unit, new_digest, blocks)
+        if step == MAX_TAILS:
+            assert appended is None  # the next checkpoint writes the whole text
+            break
+        assert appended is not None
+        line, rows = appended
+        current["units"][position] = unit
+        text += line
+        assert digest_of(text) == new_digest
+        assert digest_in(text[:HEAD_SIZE], text[-len(line) - 1 :]) == new_digest
+        assert data_of(text) == current
+        again = CachedRows.of(text)
+        assert again is not None and again.tails == rows.tails == step + 1
+        assert again.index == rows.index == index_of(current)
+        assert [again.row(i) for i in range(count)] == current["units"]
+        assert again.blocks == rows.blocks == blocks
+        assert again.rest() == {k: v for k, v in current.items() if k != "units"}
+        assert again.replaced(position, unit, new_digest, blocks)[0] == payload(
+            new_digest, current, blocks
+        )
+        cut = data.draw(st.integers(len(text) - len(line) + 1, len(text) - 1))
+        assert digest_of(text[:cut]) is None  # torn: no key, so no cache
+        assert CachedRows.of(text[:cut]) is None
+
+
+def test_blocks_that_are_not_the_old_ones_moved_have_the_text_written_whole() -> None:
+    data = {"schema_version": 2, "goal": "g", "units": [{"id": i, "status": "todo"} for i in "abc"]}
+    rows = CachedRows.of(payload("0" * 64, data, [[0, 10, 20], 30, 2]))
+    assert rows is not None
+    unit = {"id": "b", "status": "done"}
+    assert rows.tail(1, unit, "1" * 64, [[0, 10, 25], 35, 2]) is not None  # moved by 5
+    assert rows.tail(1, unit, "1" * 64, [[0, 12, 25], 35, 2]) is None  # b's own start moved
+    assert rows.tail(1, unit, "1" * 64, [[0, 10, 25], 30, 2]) is None  # the end did not move
+    assert rows.tail(1, unit, "1" * 64, [[0, 10, 20], 30, 4]) is None  # another indent
+    assert rows.tail(1, unit, "1" * 64, None) is not None  # not known: none from then on

@@ -87,3 +87,47 @@ def test_a_change_in_one_unit_said_so_writes_what_the_whole_model_writes(layout:
         doc.changed_only("no-such-unit")  # a hint that names nothing: the whole model
         doc.progress.units[0].notes = "n"
         assert doc.changed_data() == to_data(doc.progress)
+
+
+def test_a_checkpoint_appends_to_the_cache_only_while_it_holds_the_model_read(
+    layout: Any,
+) -> None:
+    """A checkpoint adds a tail line to the progress cache only when the file still holds the
+    model of the version it read: after another process wrote the cache of another version
+    (a brief still reading an older progress.yaml), the whole text is written, so no line is
+    ever applied to another version's units."""
+    from resume_kit.core.digest import file_key
+    from resume_kit.progress_file import io
+    from resume_kit.progress_file.cache import cache_file
+    from resume_kit.progress_file.cache_json import data_of, digest_of
+    from resume_kit.progress_file.roundtrip import to_data
+
+    cache = cache_file(layout)
+
+    def checkpoint(unit_id: str, note: str) -> None:
+        io._LOADED.clear()  # as a new process: the units read from the cache's lines
+        doc = load(layout, units_when_read=True)
+        assert doc._rows is not None
+        if note == "another version meanwhile":
+            text = cache.read_text()
+            cache.write_text(text.replace(digest_of(text) or "?", "0" * 64))
+        held = Reusing(doc)
+        with held.transaction(layout) as inside:
+            inside.progress.require_unit(unit_id).notes = note
+            inside.changed_only(unit_id)
+
+    checkpoint("a", "first")  # written whole: the cache `add` wrote does not know the blocks
+    checkpoint("a", "appended")
+    appended = cache.read_text()
+    assert not appended.endswith("]}\n") and digest_of(appended) == file_key(
+        layout.progress.read_bytes()
+    )
+    checkpoint("b", "another version meanwhile")
+    whole = cache.read_text()
+    assert whole.endswith("]}\n")  # written whole, not appended to the other version's text
+    assert digest_of(whole) == file_key(layout.progress.read_bytes())
+    assert data_of(whole) == to_data(load(layout).progress)
+    assert [u.notes for u in load(layout).progress.units] == [
+        "appended",
+        "another version meanwhile",
+    ]
