@@ -146,12 +146,14 @@ def _append(layout: Layout, line: str, base: str) -> bool:
     try:
         with open_regular(cache_file(layout), append=True) as handle:
             size = os.fstat(handle.fileno()).st_size
-            start = os.pread(handle.fileno(), HEAD_SIZE, 0).decode("utf-8", "replace")
             reach = min(size, _LAST_LINE_BYTES)
-            end = os.pread(handle.fileno(), reach, size - reach).decode("utf-8", "replace")
+            handle.seek(0)
+            start = handle.read(HEAD_SIZE).decode("utf-8", "replace")
+            handle.seek(size - reach)
+            end = handle.read(reach).decode("utf-8", "replace")
             if digest_in(start, end) != base:
                 return False
-            handle.write(line.encode("utf-8"))
+            handle.write(line.encode("utf-8"))  # at the end whatever was read: O_APPEND
     except OSError:
         return False
     return True
