@@ -123,10 +123,11 @@ def store_unit(
     file when it still holds ``previous``'s model; the text is written whole otherwise. The
     new text and its rows."""
     base = digest_of(previous) if previous is not None else None
-    tail = rows.tail(*change) if base is not None else None
-    if tail is not None and base is not None and _append(layout, tail[0], base):
-        write_in_progress(layout, encoded, in_progress)
-        return f"{previous}{tail[0]}", tail[1]
+    if base is not None:
+        tail = rows.tail(*change)
+        if tail is not None and _append(layout, tail[0], base):
+            write_in_progress(layout, encoded, in_progress)
+            return f"{previous}{tail[0]}", tail[1]
     text, replaced = rows.replaced(*change)
     store(layout, text, encoded, in_progress)
     return text, replaced

@@ -204,9 +204,7 @@ class CachedRows:
     ) -> tuple[str, CachedRows]:
         """The cache text, and its rows, for ``unit`` in place of the one at ``position``, of
         the progress text with ``digest`` whose blocks are ``blocks``."""
-        index, rows = list(self.index), list(self._rows)
-        index[position] = _entry(unit)
-        rows[position] = _row(unit, position == len(rows) - 1)
+        index, rows = self._with(position, unit)
         header = _header(digest, index, blocks)
         return _text(header, self._opening, rows), CachedRows(header, self._opening, rows)
 
@@ -222,15 +220,20 @@ class CachedRows:
         shift = _shift(self.blocks, blocks, position)
         if shift is None and blocks is not None:
             return None
-        index, rows = list(self.index), list(self._rows)
-        index[position] = _entry(unit)
-        rows[position] = _row(unit, position == len(rows) - 1)
+        index, rows = self._with(position, unit)
         line = _dumps(
             {"digest": digest, "position": position, "shift": shift, "entry": index[position],
              "row": unit}
         )  # fmt: skip
         header = _header(digest, index, blocks)
         return line + "\n", CachedRows(header, self._opening, rows, self.tails + 1)
+
+    def _with(self, position: int, unit: dict[str, Any]) -> tuple[list[Any], list[str]]:
+        """The index and the rows with ``unit`` at ``position`` (copies: this text's stay)."""
+        index, rows = list(self.index), list(self._rows)
+        index[position] = _entry(unit)
+        rows[position] = _row(unit, position == len(rows) - 1)
+        return index, rows
 
 
 def _shift(old: Blocks | None, new: Blocks | None, position: int) -> int | None:

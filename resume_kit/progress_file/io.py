@@ -419,10 +419,11 @@ def _save_unit(layout: Layout, doc: ProgressDoc, unit_id: str, rows: CachedRows)
         return None
     blocks = patched[1] if len(text) == len(patched[0]) else None
     encoded, key = _write_progress(layout, doc, text)
+    change = (position, new, key(), blocks)
+    in_progress = cache.first_in_progress(doc.progress)
     cache_text, new_rows = cache.store_unit(
-        layout, doc._cache_text, rows, (position, new, key(), blocks), encoded,
-        cache.first_in_progress(doc.progress),
-    )  # fmt: skip
+        layout, doc._cache_text, rows, change, encoded, in_progress
+    )
     doc.text, doc.data, doc._raw, doc._only_unit = text, {}, None, None
     doc._rows, doc._cache_text, doc._bytes = new_rows, cache_text, encoded
     _LOADED[str(doc.path)] = (encoded, cache_text, None)
