@@ -273,7 +273,12 @@ def _rewrite_block(
     merge_into(node[0], item)
     buffer = io.StringIO()
     yaml.dump(node, buffer)
-    return buffer.getvalue() + trailer
+    rewritten = buffer.getvalue()
+    if any(line.startswith(("---", "...")) for line in rewritten.splitlines()):
+        # ruamel ends a document whose last value is an open-ended block scalar (an excerpt
+        # of "\n": `|2+`) with "...": inside the file that line would end the whole document
+        return None
+    return rewritten + trailer
 
 
 def _rewrite_fast(

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from resume_kit.infra.errors import ProgressFileError
@@ -144,6 +144,9 @@ def apply(unit: Unit, kind: str, repeats: int, excerpt: str) -> None:
 
 @settings(max_examples=40, deadline=None)
 @given(OPS)
+# CI found it (2026-12-06): ruamel ended unit b's rewritten block, whose excerpt "\n" it wrote as
+# `|2+`, with the document end "...", which ended the whole file there
+@example([("a", "pass", 1, ""), ("a", "pass", 1, ""), ("b", "fail", 1, "\n")])
 def test_checkpoints_write_the_same_bytes_as_a_full_save(
     ops: list[tuple[str, str, int, str]],
 ) -> None:
