@@ -273,12 +273,7 @@ def _rewrite_block(
     merge_into(node[0], item)
     buffer = io.StringIO()
     yaml.dump(node, buffer)
-    rewritten = buffer.getvalue()
-    if any(line.startswith(("---", "...")) for line in rewritten.splitlines()):
-        # ruamel ends a document whose last value is an open-ended block scalar (an excerpt
-        # of "\n": `|2+`) with "...": inside the file that line would end the whole document
-        return None
-    return rewritten + trailer
+    return buffer.getvalue() + trailer
 
 
 def _rewrite_fast(
@@ -293,6 +288,12 @@ def _rewrite_fast(
 
 
 def _holds(text: str, expected: list[Any]) -> bool:
+    """Whether ``text``, ruamel's items to put in the file, reads back as ``expected`` and
+    holds no document marker: ruamel ends a document whose last value is a block scalar that
+    keeps its trailing blank lines (``|+``, ``|2+``) with "...", which would end the whole
+    file there."""
+    if any(line.startswith(("---", "...")) for line in text.splitlines()):
+        return False
     try:
         return bool(normalise(safe_load(text)) == expected)
     except Exception:

@@ -328,3 +328,22 @@ def test_a_patched_ledger_entry_is_what_the_ruamel_path_writes(
     event("patched" if ours is not None else "full round trip")
     if ours is not None:
         assert to_data(parse_and_validate(ours))["actions"] == new_actions
+
+
+@pytest.mark.parametrize("ending", ["\n", "x\n\n", "x\n\n\n"])
+@pytest.mark.parametrize("added", [False, True])
+def test_a_value_that_keeps_blank_lines_never_ends_the_file(ending: str, added: bool) -> None:
+    """ruamel writes a block scalar that keeps its trailing blank lines (``|+``) at the end of a
+    unit and then ends its document with "...": spliced into progress.yaml, that line ended
+    the whole file (CI found it, 2026-12-06). A unit rewritten or added so is left to the full
+    round trip."""
+    text = (
+        "schema_version: 2\ngoal: g\nunits:\n  - id: a\n    title: A\n  - id: b\n    title: B\n"
+        "actions:\n  - key: k\n    description: d\n    status: success\n"
+    )
+    old = [{"id": "a", "title": "A"}, {"id": "b", "title": "B"}]
+    unit = {"id": "c" if added else "a", "title": "C", "notes": ending}
+    new = [*old, unit] if added else [unit, old[1]]
+    patched = patch.patch_list(text, "units", old, new)
+    if patched is not None:
+        assert yaml.safe_load(patched)["units"] == new
