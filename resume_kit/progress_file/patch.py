@@ -94,6 +94,9 @@ def normalise(value: Any) -> Any:
 
 # a mapping value that is a literal or folded block scalar (``key: |``, ``key: >-``, ``key: |2``)
 _BLOCK_SCALAR = re.compile(r":[ \t]+[|>][-+0-9]*[ \t]*(?:#.*)?$", re.MULTILINE)
+# a line that starts so starts or ends a YAML document: never inside a list we patch
+_DOCUMENT_MARKERS = ("---", "...")
+_NOT_IN_A_LIST = (*_DOCUMENT_MARKERS, "\t")  # nor a tab at column 0
 
 
 def _list_span(
@@ -105,7 +108,7 @@ def _list_span(
     start = end = None
     seen: set[str] = set()
     for line, here, after in top_lines:
-        if line.startswith(("---", "...", "\t")):
+        if line.startswith(_NOT_IN_A_LIST):
             return None
         match = _TOP_KEY.match(line)
         if match is None:
@@ -129,7 +132,7 @@ def _list_region(lines: list[str], name: str) -> tuple[int, int] | None:
     top = (
         (line, index, index + 1)
         for index, line in enumerate(lines)
-        if line and (line[0] not in " \t#-" or line.startswith(("---", "...", "\t")))
+        if line and (line[0] not in " \t#-" or line.startswith(_NOT_IN_A_LIST))
     )
     span = _list_span(top, name)
     if span is None:
@@ -292,7 +295,7 @@ def _holds(text: str, expected: list[Any]) -> bool:
     holds no document marker: ruamel ends a document whose last value is a block scalar that
     keeps its trailing blank lines (``|+``, ``|2+``) with "...", which would end the whole
     file there."""
-    if any(line.startswith(("---", "...")) for line in text.splitlines()):
+    if any(line.startswith(_DOCUMENT_MARKERS) for line in text.splitlines()):
         return False
     try:
         return bool(normalise(safe_load(text)) == expected)
