@@ -588,15 +588,19 @@ SPLIT_INDEX_BYTES = 1 << 20
 
 
 def head_and_dirty(
-    root: Path, index: Path | None = None, split_above: int = SPLIT_INDEX_BYTES
+    root: Path,
+    git_dir: Path | None = None,
+    common_dir: Path | None = None,
+    split_above: int = SPLIT_INDEX_BYTES,
 ) -> tuple[str | None, bool]:
     """HEAD's commit and whether tracked files outside ``.resume-kit/`` differ from HEAD (index
     or work tree). A small repository is asked in one git process (``# branch.oid`` of
     ``status --branch``): one spawn less per checkpoint, which is much of what ``resume-kit
-    run`` adds per unit. When the ``index`` file is over ``split_above`` bytes, in steps
-    (:func:`_dirty_in_steps`) that skip the work tree when the index already differs."""
-    if index is not None and split_above < _size(index):
-        stepped = _dirty_in_steps(root)
+    run`` adds per unit. When ``git_dir``'s index is over ``split_above`` bytes, in steps
+    (:func:`_dirty_in_steps`) that skip the work tree when the index already differs.
+    ``git_dir`` and ``common_dir``: this work tree's git dir and the shared one."""
+    if git_dir is not None and split_above < _size(git_dir / "index"):
+        stepped = _dirty_in_steps(root, git_dir, common_dir or git_dir)
         if stepped is not None:
             return stepped
     from resume_kit.facts.git import iter_status_v2
@@ -628,18 +632,22 @@ def _size(path: Path) -> int:
         return 0
 
 
-def _dirty_in_steps(root: Path) -> tuple[str, bool] | None:
-    """:func:`head_and_dirty` as HEAD, then ``diff --quiet --cached HEAD`` (the index against
-    HEAD's tree: ~25 ms on 100,000 files, where status takes ~250 ms), then only when that
-    finds nothing ``diff --quiet`` (the work tree against the index), both outside
-    ``.resume-kit/``; None when git cannot say (no commit yet): then status decides."""
+def _dirty_in_steps(root: Path, git_dir: Path, common_dir: Path) -> tuple[str, bool] | None:
+    """:func:`head_and_dirty` as HEAD (read from the git dir's files when they are plain,
+    else ``rev-parse``), then ``diff --quiet --cached HEAD`` (the index against HEAD's tree:
+    ~25 ms on 100,000 files, where status takes ~250 ms), then only when that finds nothing
+    ``diff --quiet`` (the work tree against the index), both outside ``.resume-kit/``; None
+    when git cannot say (no commit yet): then status decides."""
+    from resume_kit.facts.head_ref import head_commit
     from resume_kit.infra.gitcmd import run_git_bytes
     from resume_kit.infra.paths import STATE_DIR
 
-    code, out, _ = run_git_bytes(root, "rev-parse", "--verify", "-q", "HEAD", check=False)
-    head = out.decode("ascii", "replace").strip()
-    if code != 0 or not head:
-        return None
+    head = head_commit(git_dir, common_dir)
+    if head is None:
+        code, out, _ = run_git_bytes(root, "rev-parse", "--verify", "-q", "HEAD", check=False)
+        head = out.decode("ascii", "replace").strip()
+        if code != 0 or not head:
+            return None
     outside = ("--", ".", f":(exclude){STATE_DIR}")
     for args in (("--cached", head), ()):
         code, _, _ = run_git_bytes(root, "diff", "--quiet", *args, *outside, check=False)
@@ -657,16 +665,23 @@ class WorkspaceState:
     fingerprint: str
 
 
-def workspace_state(root: Path, unit: Unit, index: Path | None = None) -> WorkspaceState:
-    """HEAD, the dirty flag and the unit's fingerprint; ``index``: the git index file."""
+def workspace_state(layout: Layout, unit: Unit) -> Callable[[], WorkspaceState]:
+    """HEAD, the dirty flag and the unit's fingerprint, as a call that waits for them: git
+    compares the tree on a thread while this one fingerprints the unit's files, takes the
+    progress lock and reads progress.yaml again (~5 ms of a checkpoint on a large tree)."""
     from resume_kit.facts.fingerprint import fingerprint
+    from resume_kit.infra.background import Threads
 
-    commit, dirty = head_and_dirty(root, index)
-    return WorkspaceState(
-        commit=commit,
-        dirty=dirty,
-        fingerprint=fingerprint(root, unit.files, unit.artifacts),
-    )
+    git = Threads(1, "resume-kit-state").submit(
+        head_and_dirty, layout.root, layout.git_dir, layout.git_common_dir
+    )  # not waited for here (no ``with``): the thread ends when git does
+    printed = fingerprint(layout.root, unit.files, unit.artifacts)
+
+    def state() -> WorkspaceState:
+        commit, dirty = git.result()
+        return WorkspaceState(commit=commit, dirty=dirty, fingerprint=printed)
+
+    return state
 
 
 def attempt_state(root: Path, unit: Unit) -> str:
@@ -776,7 +791,7 @@ def record(
     unit: Unit,
     command: str,
     result: RunResult,
-    state: WorkspaceState | None,
+    state: Callable[[], WorkspaceState] | None,
     log: str,
     timeout_s: float,
     *,
@@ -786,19 +801,22 @@ def record(
 ) -> Outcome:
     """Write the outcome of a finished (not interrupted) run into progress.yaml. A failure
     marks the unit in progress only when ``start`` (someone chose to work on it: verify-next);
-    a batch (``run``) leaves a unit still to do as it was, with its ``last_failure``."""
+    a batch (``run``) leaves a unit still to do as it was, with its ``last_failure``.
+    ``state``: the workspace as the command left it (:func:`workspace_state`), waited for
+    once the file is read under the lock."""
     outcome = Outcome(unit_id=unit.id, command=command, result=result, log=log, recorded=False)
     with txn(layout) as doc:
         current = doc.progress.unit(unit.id)
         if current is None or current.verify != command:
             return outcome
         if result.passed and state is not None:
+            left = state()
             current.status = "done"
             current.evidence = Evidence(
                 verified_at=now_iso(),
-                commit=state.commit,
-                dirty=state.dirty,
-                fingerprint=state.fingerprint,
+                commit=left.commit,
+                dirty=left.dirty,
+                fingerprint=left.fingerprint,
                 duration_s=round(result.duration_s, 2),
                 log=log,
             )
@@ -865,32 +883,32 @@ def verify_unit(
             header=log_header(unit.id),
         )
     log = layout.rel(log_path)
+    # Facts about the workspace are taken as the command left it, before waiting for the lock.
+    state = workspace_state(layout, unit) if result.passed and not result.interrupted else None
     prune_runs(layout.runs)
     if result.interrupted:
         return Outcome(unit_id=unit.id, command=command, result=result, log=log, recorded=False)
-    # Facts about the workspace are taken as the command left it, before waiting for the lock.
-    state = workspace_state(layout.root, unit, layout.git_dir / "index") if result.passed else None
     attempt = None if result.passed else attempt_state(layout.root, unit)
     outcome = record(
         layout, unit, command, result, state, log, timeout_s, txn=txn, start=start, attempt=attempt
     )
     if outcome.recorded:
-        _remember(layout, outcome, state)
+        _remember(layout, outcome)
     return outcome
 
 
-def _remember(layout: Layout, outcome: Outcome, state: WorkspaceState | None) -> None:
+def _remember(layout: Layout, outcome: Outcome) -> None:
     """The outcome into the state library (facts/history_db; fails open)."""
     from resume_kit.facts.history_db import append
 
-    failure = outcome.failure
+    failure, evidence = outcome.failure, outcome.evidence
     text = f"{outcome.command}\n{failure.excerpt or ''}" if failure is not None else outcome.command
     append(
         layout,
         "verify",
         text,
         unit=outcome.unit_id,
-        commit=state.commit if state is not None else head_and_dirty(layout.root)[0],
+        commit=evidence.commit if evidence is not None else head_and_dirty(layout.root)[0],
         signature=failure.signature if failure is not None else None,
         passed=outcome.result.passed,
     )

@@ -398,7 +398,7 @@ def test_the_stepped_dirty_check_runs_no_program_the_repository_configured(
     code = (
         "import sys; from pathlib import Path; from resume_kit.runner.verify import "
         "head_and_dirty; root = Path(sys.argv[1]); "
-        "print(head_and_dirty(root, root / '.git' / 'index', split_above=0)[1])"
+        "print(head_and_dirty(root, root / '.git', split_above=0)[1])"
     )
     proc = subprocess.run(
         [sys.executable, "-c", code, str(victim)], capture_output=True, text=True, check=True

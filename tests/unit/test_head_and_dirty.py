@@ -69,7 +69,7 @@ def test_the_dirty_flag_is_what_the_whole_status_says(repo: Path, change: str) -
     expected = whole_status(repo)
     assert head_and_dirty(repo) == expected
     # a big index is asked in steps (diff --cached HEAD, then diff): the same answer
-    assert head_and_dirty(repo, repo / ".git" / "index", split_above=0) == expected
+    assert head_and_dirty(repo, repo / ".git", split_above=0) == expected
     assert expected[1] == (
         change not in ("clean", "untracked only", "state file changed")
     )  # the cases differ
@@ -80,8 +80,8 @@ def test_before_the_first_commit(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_text("a\n")
     git(tmp_path, "add", "a.py")
     assert head_and_dirty(tmp_path) == whole_status(tmp_path) == (None, True)
-    index = tmp_path / ".git" / "index"
-    assert head_and_dirty(tmp_path, index, split_above=0) == (None, True)  # status decides
+    git_dir = tmp_path / ".git"
+    assert head_and_dirty(tmp_path, git_dir, split_above=0) == (None, True)  # status decides
 
 
 def test_literal_pathspecs_in_the_environment_change_nothing(
@@ -93,4 +93,4 @@ def test_literal_pathspecs_in_the_environment_change_nothing(
     CHANGES["state file changed"](repo)
     monkeypatch.setenv("GIT_LITERAL_PATHSPECS", "1")
     head = whole_status(repo)[0]
-    assert head_and_dirty(repo, repo / ".git" / "index", split_above=0) == (head, False)
+    assert head_and_dirty(repo, repo / ".git", split_above=0) == (head, False)
