@@ -12,7 +12,7 @@ from collections.abc import Callable, Collection, Iterator
 
 from resume_kit.core.light_dataclass import dataclass, field
 from resume_kit.core.timeutil import now_utc, parse_utc
-from resume_kit.core.typing_light import Any, Literal
+from resume_kit.core.typing_light import Literal
 from resume_kit.infra.errors import ProgressFileError
 
 SCHEMA_VERSION = 2
@@ -129,15 +129,23 @@ for _spec in getattr(Unit, "__light_fields__"):  # noqa: B009
         setattr(Unit, _spec.name, _BuiltWhenRead(_spec.name))
 
 
-def pending_units(index: list[list[Any]], build: Callable[[int], Unit]) -> list[Unit]:
-    """A unit for each [id, status, after] of ``index`` whose other fields ``build(position)``
-    makes when one of them is first read; the caller has checked the entries as ``build``
-    checks a unit."""
+def pending_units(
+    ids: list[str], statuses: list[str], after: dict[int, list[str]], build: Callable[[int], Unit]
+) -> list[Unit]:
+    """A unit for each id, status and ``after`` (by position; [] when not there) whose other
+    fields ``build(position)`` makes when one of them is first read; the caller has checked
+    them as ``build`` checks a unit."""
     new = object.__new__
     units: list[Unit] = []
-    for position, (unit_id, status, after) in enumerate(index):
+    links = after.get
+    for position, (unit_id, status) in enumerate(zip(ids, statuses, strict=True)):
         unit: Unit = new(Unit)
-        unit.__dict__ = {"id": unit_id, "status": status, "after": after, "line": None}
+        unit.__dict__ = {
+            "id": unit_id,
+            "status": status,
+            "after": links(position) or [],
+            "line": None,
+        }
         unit.__dict__[_PENDING] = (position, build)
         units.append(unit)
     return units

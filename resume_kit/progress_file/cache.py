@@ -67,7 +67,7 @@ def model_of_rows(layout: Layout, rows: CachedRows) -> Progress | None:
 
     def build(position: int) -> Unit:
         try:
-            return built_unit(rows.row(position), rows.index[position])
+            return built_unit(rows.row(position), rows.columns.entry(position))
         except (ValueError, ProgressFileError) as exc:
             with contextlib.suppress(OSError):
                 cache_file(layout).unlink()
@@ -76,7 +76,7 @@ def model_of_rows(layout: Layout, rows: CachedRows) -> Progress | None:
                 message, hint="the damaged cache was removed: run the command again"
             ) from None
 
-    return model_from_index(rest, rows.index, build)
+    return model_from_index(rest, rows.columns, build)
 
 
 def write(

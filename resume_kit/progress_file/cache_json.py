@@ -2,8 +2,10 @@
 each unit on a line of its own, then up to :data:`MAX_TAILS` tail lines.
 
 The header names the format, the key (BLAKE2b-256) of the progress text the data is the model
-of, each unit's id, status and ``after`` (all that verify-next reads of the units it does not
-run), and where the units' blocks start in that text when known. A command that reads every
+of, the units' ids, statuses and non-empty ``after`` lists (all that verify-next reads of the
+units it does not run), each a column: JSON reads 10,000 strings in a list about three times
+faster than 10,000 ``[id, status, after]`` lists; and where the units' blocks start in that
+text when known. A command that reads every
 unit parses the data whole (:func:`data_of`); verify-next parses the header and the one unit
 it runs (:class:`CachedRows`). ``json.dumps`` writes a newline inside a string as ``\\n``, so
 the lines are the units'.
@@ -23,7 +25,7 @@ import json
 
 from resume_kit.core.typing_light import Any, cast
 
-FORMAT = 4  # 3: keyed by BLAKE2b-256, no longer SHA-256; 4: tail lines (2026-12-06)
+FORMAT = 5  # 3: keyed by BLAKE2b-256, no longer SHA-256; 4: tail lines; 5: columns (2026-12-06)
 _HEAD = f'{{"format": {FORMAT}, "digest": "'
 _TAIL_HEAD = '{"digest": "'
 _OPEN_UNITS = '"units": ['
@@ -49,8 +51,67 @@ def _text(header: dict[str, Any], opening: str, rows: list[str]) -> str:
     return "\n".join([_dumps(header), opening, *rows, "]}", ""])  # one copy of 4 MB, not three
 
 
-def _header(digest: str, index: list[Any], blocks: Blocks | None) -> dict[str, Any]:
-    return {"format": FORMAT, "digest": digest, "index": index, "blocks": blocks}
+class Columns:
+    """Each unit's id, status and ``after`` (held when not empty), by position."""
+
+    __slots__ = ("after", "ids", "statuses")
+
+    def __init__(self, ids: list[Any], statuses: list[Any], after: dict[int, Any]) -> None:
+        self.ids = ids
+        self.statuses = statuses
+        self.after = after
+
+    @classmethod
+    def of_units(cls, units: list[Any]) -> Columns:
+        return cls(
+            [unit.get("id") for unit in units],
+            [unit.get("status") for unit in units],
+            {i: unit["after"] for i, unit in enumerate(units) if unit.get("after")},
+        )
+
+    def entry(self, position: int) -> list[Any]:
+        """[id, status, after] of the unit at ``position``."""
+        return [self.ids[position], self.statuses[position], self.after.get(position, [])]
+
+    def set(self, position: int, entry: list[Any]) -> None:
+        self.ids[position], self.statuses[position] = entry[0], entry[1]
+        if entry[2]:
+            self.after[position] = entry[2]
+        else:
+            self.after.pop(position, None)
+
+    def copy(self) -> Columns:
+        return Columns(list(self.ids), list(self.statuses), dict(self.after))
+
+
+def _header(digest: str, columns: Columns, blocks: Blocks | None) -> dict[str, Any]:
+    return {
+        "format": FORMAT,
+        "digest": digest,
+        "ids": columns.ids,
+        "statuses": columns.statuses,
+        "after": [[position, columns.after[position]] for position in sorted(columns.after)],
+        "blocks": blocks,
+    }
+
+
+def _columns(header: Any) -> Columns | None:
+    """The columns of a parsed header, or None when they are not in the shape written."""
+    if type(header) is not dict:
+        return None
+    ids, statuses, pairs = header.get("ids"), header.get("statuses"), header.get("after")
+    if type(ids) is not list or type(statuses) is not list or type(pairs) is not list:
+        return None
+    if len(statuses) != len(ids):
+        return None
+    after: dict[int, Any] = {}
+    for pair in pairs:
+        if type(pair) is not list or len(pair) != 2 or type(pair[0]) is not int:
+            return None
+        if not 0 <= pair[0] < len(ids) or pair[0] in after or not pair[1]:
+            return None
+        after[pair[0]] = pair[1]
+    return Columns(ids, statuses, after)
 
 
 def _row(unit: Any, last: bool) -> str:
@@ -71,7 +132,7 @@ def payload(
     opening = _dumps(rest)[:-1] + (", " if rest else "") + _OPEN_UNITS
     if rows is None:
         rows = [_row(unit, i == len(units) - 1) for i, unit in enumerate(units)]
-    return _text(_header(digest, [_entry(u) for u in units], blocks), opening, rows)
+    return _text(_header(digest, Columns.of_units(units), blocks), opening, rows)
 
 
 def digest_of(text: str) -> str | None:
@@ -133,10 +194,15 @@ class CachedRows:
     """A cache text's units, each parsed when asked for."""
 
     def __init__(
-        self, header: dict[str, Any], opening: str, rows: list[str], tails: int = 0
+        self,
+        columns: Columns,
+        blocks: Blocks | None,
+        opening: str,
+        rows: list[str],
+        tails: int = 0,
     ) -> None:
-        self.index: list[Any] = header["index"]
-        self.blocks: Blocks | None = header["blocks"]
+        self.columns = columns
+        self.blocks = blocks
         self.tails = tails  # how many tail lines the text has
         self._opening = opening
         self._rows = rows  # each unit's JSON and the comma after it (the last has none)
@@ -150,26 +216,28 @@ class CachedRows:
             base, tails = _split(text)
         except ValueError:
             return None
-        if type(header) is not dict or type(header.get("index")) is not list:
+        columns = _columns(header)
+        if columns is None:
             return None
         lines = base.split("\n")
-        count = len(header["index"])
+        count = len(columns.ids)
         if count == 0 or len(lines) != count + 4 or lines[-2:] != ["]}", ""]:
             return None
         if not lines[1].endswith(_OPEN_UNITS):
             return None
-        index, rows, moves = header["index"], lines[2:-2], []
+        rows, moves = lines[2:-2], []
         for tail in tails:
-            position = tail["position"]
-            if not 0 <= position < count:
+            position, entry = tail["position"], tail["entry"]
+            if not 0 <= position < count or type(entry) is not list or len(entry) != 3:
                 return None
-            index[position] = tail["entry"]
+            columns.set(position, entry)
             rows[position] = _row(tail["row"], position == count - 1)
             moves.append((position, tail["shift"]))
         blocks = header.get("blocks")
         blocks = _moved(blocks, moves) if _plain_blocks(blocks, count) else None
-        header["blocks"] = blocks if not moves or _plain_blocks(blocks, count) else None
-        return cls(header, lines[1], rows, len(tails))
+        if moves and not _plain_blocks(blocks, count):
+            blocks = None
+        return cls(columns, blocks, lines[1], rows, len(tails))
 
     def rest(self) -> Any:
         """The data without its units (ValueError when it is not JSON)."""
@@ -204,9 +272,9 @@ class CachedRows:
     ) -> tuple[str, CachedRows]:
         """The cache text, and its rows, for ``unit`` in place of the one at ``position``, of
         the progress text with ``digest`` whose blocks are ``blocks``."""
-        index, rows = self._with(position, unit)
-        header = _header(digest, index, blocks)
-        return _text(header, self._opening, rows), CachedRows(header, self._opening, rows)
+        columns, rows = self._with(position, unit)
+        text = _text(_header(digest, columns, blocks), self._opening, rows)
+        return text, CachedRows(columns, blocks, self._opening, rows)
 
     def tail(
         self, position: int, unit: dict[str, Any], digest: str, blocks: Blocks | None
@@ -220,20 +288,19 @@ class CachedRows:
         shift = _shift(self.blocks, blocks, position)
         if shift is None and blocks is not None:
             return None
-        index, rows = self._with(position, unit)
+        columns, rows = self._with(position, unit)
         line = _dumps(
-            {"digest": digest, "position": position, "shift": shift, "entry": index[position],
-             "row": unit}
+            {"digest": digest, "position": position, "shift": shift,
+             "entry": columns.entry(position), "row": unit}
         )  # fmt: skip
-        header = _header(digest, index, blocks)
-        return line + "\n", CachedRows(header, self._opening, rows, self.tails + 1)
+        return line + "\n", CachedRows(columns, blocks, self._opening, rows, self.tails + 1)
 
-    def _with(self, position: int, unit: dict[str, Any]) -> tuple[list[Any], list[str]]:
-        """The index and the rows with ``unit`` at ``position`` (copies: this text's stay)."""
-        index, rows = list(self.index), list(self._rows)
-        index[position] = _entry(unit)
+    def _with(self, position: int, unit: dict[str, Any]) -> tuple[Columns, list[str]]:
+        """The columns and the rows with ``unit`` at ``position`` (copies: this text's stay)."""
+        columns, rows = self.columns.copy(), list(self._rows)
+        columns.set(position, _entry(unit))
         rows[position] = _row(unit, position == len(rows) - 1)
-        return index, rows
+        return columns, rows
 
 
 def _shift(old: Blocks | None, new: Blocks | None, position: int) -> int | None:

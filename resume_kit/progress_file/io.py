@@ -401,9 +401,9 @@ def _save_unit(layout: Layout, doc: ProgressDoc, unit_id: str, rows: CachedRows)
     (no other unit parsed or dumped); None when that cannot be done (then save does it whole)."""
     from resume_kit.progress_file.patch import patch_item
 
-    units = doc.progress.units
-    position = next((i for i, entry in enumerate(rows.index) if entry[0] == unit_id), -1)
-    if len(units) != len(rows.index) or position < 0 or units[position].id != unit_id:
+    units, ids = doc.progress.units, rows.columns.ids
+    position = ids.index(unit_id) if unit_id in ids else -1
+    if len(units) != len(ids) or position < 0 or units[position].id != unit_id:
         return None
     try:
         old = rows.row(position)

@@ -37,6 +37,10 @@ from resume_kit.model.progress import (
     pending_units,
 )
 
+TYPE_CHECKING = False  # not typing's (mypy reads the guard)
+if TYPE_CHECKING:
+    from resume_kit.progress_file.cache_json import Columns
+
 
 class _Problems:
     def __init__(self, name: str, strings_as_read: bool = False):
@@ -792,29 +796,26 @@ def model_from_cache(data: Any) -> Progress | None:
     return _progress_of(top, cast(list[Unit], units))
 
 
-def model_from_index(rest: Any, index: list[Any], build: Callable[[int], Unit]) -> Progress | None:
-    """The model of cached data given as ``rest`` (the data without its units) and ``index``
-    (each unit's [id, status, after]), each unit built by ``build(position)`` when a field
-    other than those is first read (for a caller that reads those of every unit and one in
-    full); None as :func:`model_from_cache` for those fields."""
+def model_from_index(rest: Any, columns: Columns, build: Callable[[int], Unit]) -> Progress | None:
+    """The model of cached data given as ``rest`` (the data without its units) and ``columns``
+    (the units' ids, statuses and ``after`` lists), each unit built by ``build(position)`` when
+    a field other than those is first read (for a caller that reads those of every unit and
+    one in full); None as :func:`model_from_cache` for those fields."""
     top = _top_from_cache(rest)
     if top is None or "units" in rest:
         return None
     # checked a column at a time (10,000 units on a big plan): the same checks as
     # _unit_from_cache's, the ids' pattern in one match over them all
-    for entry in index:
-        if type(entry) is not list or len(entry) != 3 or type(entry[2]) is not list:
-            return None
-    ids = [entry[0] for entry in index]
+    ids, statuses, after = columns.ids, columns.statuses, columns.after
     if not all(type(uid) is str for uid in ids):
         return None
     lines = "\n".join(ids) + "\n"
     if lines.count("\n") != len(ids) or not _ID_LINES.fullmatch(lines):  # no id holds a newline
         return None
-    if not all(type(entry[1]) is str for entry in index):
+    if not all(type(status) is str for status in statuses) or not set(statuses) <= _STATUS_SET:
         return None
-    if not {entry[1] for entry in index} <= _STATUS_SET:
+    if not all(type(deps) is list for deps in after.values()):
         return None
-    if not all(type(dep) is str for entry in index for dep in entry[2]):
+    if not all(type(dep) is str for deps in after.values() for dep in deps):
         return None
-    return _progress_of(top, pending_units(index, build))
+    return _progress_of(top, pending_units(ids, statuses, after, build))

@@ -144,11 +144,16 @@ def test_every_valid_model_round_trips_through_the_fast_path(data: dict[str, Any
 
 def when_read(data: Any) -> Any:
     """The model of ``data`` through the cache's text, each unit built when read."""
-    rows = CachedRows.of(payload("0" * 64, copy.deepcopy(data)))
+    return read_from(payload("0" * 64, copy.deepcopy(data)))
+
+
+def read_from(text: str) -> Any:
+    """The model of a cache text, each unit built when read; None when it has none."""
+    rows = CachedRows.of(text)
     if rows is None:
         return None
     return model_from_index(
-        rows.rest(), rows.index, lambda i: built_unit(rows.row(i), rows.index[i])
+        rows.rest(), rows.columns, lambda i: built_unit(rows.row(i), rows.columns.entry(i))
     )
 
 
@@ -224,24 +229,36 @@ def test_a_cached_unit_that_is_not_valid_is_an_error_when_read() -> None:
 
 
 @pytest.mark.parametrize(
-    "entry",
+    "change",
     [
-        ["a"],
-        ["a", "todo", "b"],
-        ["A", "todo", []],
-        ["a\nb", "todo", []],
-        ["", "todo", []],
-        [1, "todo", []],
-        ["a", "finished", []],
-        ["a", ["todo"], []],
-        ["a", "todo", [1]],
-        "a",
+        {"ids": ["A", "b"]},
+        {"ids": ["a\nb", "b"]},
+        {"ids": ["", "b"]},
+        {"ids": [1, "b"]},
+        {"ids": "a"},
+        {"ids": ["a", "b", "c"]},  # more ids than statuses
+        {"statuses": ["finished", "done"]},
+        {"statuses": [["todo"], "done"]},
+        {"statuses": "todo"},
+        {"after": [[0, "b"]]},
+        {"after": [[0, ["a"]]]},  # a cycle,
+        {"after": [[0, [1]]]},
+        {"after": [[2, ["b"]]]},  # no unit there
+        {"after": [[-1, ["b"]]]},
+        {"after": [[0, []]]},  # an empty list is never written
+        {"after": [["0", ["b"]]]},
+        {"after": [[0, ["b"]], [0, ["b"]]]},
+        {"after": {"0": ["b"]}},
+        {"after": [[0]]},
+        {"index": [["a", "todo", []]], "ids": None},  # the layout before the columns
     ],
 )
-def test_an_index_entry_not_as_written_gives_no_model(entry: Any) -> None:
-    rest = {"schema_version": 2, "goal": "g"}
-    assert model_from_index(rest, [entry], lambda i: None) is None  # type: ignore[arg-type,return-value]
-    assert model_from_index(rest, [["a", "todo", []]], lambda i: None) is not None  # type: ignore[arg-type,return-value]
+def test_a_header_not_as_written_gives_no_model(change: dict[str, Any]) -> None:
+    data = {"schema_version": 2, "goal": "g", "units": [{"id": "a", "status": "todo"}]}
+    data["units"].append({"id": "b", "status": "done"})
+    header, rest = payload("0" * 64, data).split("\n", 1)
+    assert read_from(f"{header}\n{rest}") is not None
+    assert read_from(json.dumps({**json.loads(header), **change}) + "\n" + rest) is None
 
 
 def test_a_unit_that_disagrees_with_its_index_entry_is_an_error() -> None:
