@@ -320,10 +320,10 @@ def is_ready(unit: Unit, done: Collection[str]) -> bool:
 def ready_units(progress: Progress, done: Collection[str] | None = None) -> list[Unit]:
     """Every ready unit in the order verify-next takes them: in progress first, then to do,
     each in file order. ``done`` defaults to the ids of the units marked done."""
-    return list(_ready(progress, done))
+    return list(iter_ready(progress, done))
 
 
-def _ready(progress: Progress, done: Collection[str] | None) -> Iterator[Unit]:
+def iter_ready(progress: Progress, done: Collection[str] | None = None) -> Iterator[Unit]:
     """:func:`ready_units` one at a time (the first of 10,000 without listing the rest)."""
     if done is None:
         done = {u.id for u in progress.units if u.status == "done"}
@@ -340,7 +340,7 @@ def pick_next(
     in ``skip`` (the units someone else leases)."""
     if unit_id is not None:
         return progress.require_unit(unit_id)
-    return next((unit for unit in _ready(progress, None) if unit.id not in skip), None)
+    return next((unit for unit in iter_ready(progress) if unit.id not in skip), None)
 
 
 def latest_pass(progress: Progress) -> tuple[dt.datetime, str] | None:

@@ -486,7 +486,7 @@ def pick_unleased(
     """``pick_next`` past the units someone else leases (``known``: as :func:`known_leases`
     read just now), each skipped one reported; exit 5 when ``unit_id`` names a unit someone
     else leases."""
-    from resume_kit.model.progress import pick_next, ready_units
+    from resume_kit.model.progress import iter_ready, pick_next
 
     leased = held_by_others(layout, known=known)
     if unit_id is not None:
@@ -494,7 +494,7 @@ def pick_unleased(
             progress.require_unit(unit_id)
             raise leased_error(ClaimResult("held", unit_id, "a lease", leased[unit_id]))
         return pick_next(progress, unit_id)
-    for unit in ready_units(progress):
+    for unit in iter_ready(progress):  # the first of 10,000 without listing the rest
         if unit.id not in leased:
             return unit
         report("skipped " + held_message(ClaimResult("held", unit.id, "a lease", leased[unit.id])))
