@@ -116,19 +116,26 @@ def store_unit(
     change: tuple[int, dict[str, Any], str, Blocks | None],
     encoded: bytes,
     in_progress: str | None,
-) -> tuple[str, CachedRows]:
+) -> tuple[str | None, CachedRows | None]:
     """:func:`store` the cache of a checkpoint that changed one unit: ``change`` is the
     position, the data, the new key and the new blocks (:meth:`CachedRows.replaced`) of the
     unit in ``rows``, the rows of the cache text ``previous``. A tail line is appended to the
     file when it still holds ``previous``'s model; the text is written whole otherwise. The
-    new text and its rows."""
+    new text and its rows; None and None when ``previous`` turns out not to hold a line for
+    each unit (a cache changed by hand): then the cache is removed."""
     base = digest_of(previous) if previous is not None else None
     if base is not None:
         tail = rows.tail(*change)
         if tail is not None and _append(layout, tail[0], base):
             write_in_progress(layout, encoded, in_progress)
             return f"{previous}{tail[0]}", tail[1]
-    text, replaced = rows.replaced(*change)
+    try:
+        text, replaced = rows.replaced(*change)
+    except ValueError:
+        with contextlib.suppress(OSError):
+            cache_file(layout).unlink()
+        write_in_progress(layout, encoded, in_progress)
+        return None, None
     store(layout, text, encoded, in_progress)
     return text, replaced
 

@@ -4,8 +4,10 @@ each unit on a line of its own, then up to :data:`MAX_TAILS` tail lines.
 The header names the format, the key (BLAKE2b-256) of the progress text the data is the model
 of, the units' ids, statuses and non-empty ``after`` lists (all that verify-next reads of the
 units it does not run), each a column: JSON reads 10,000 strings in a list about three times
-faster than 10,000 ``[id, status, after]`` lists; and where the units' blocks start in that
-text when known. A command that reads every
+faster than 10,000 ``[id, status, after]`` lists; where each unit's line starts, from the
+first's (a unit is cut out of the text when read: splitting 4.4 MB into 10,000 strings cost
+~7 ms of a fresh process); and where the units' blocks start in the progress text when
+known. A command that reads every
 unit parses the data whole (:func:`data_of`); verify-next parses the header and the one unit
 it runs (:class:`CachedRows`). ``json.dumps`` writes a newline inside a string as ``\\n``, so
 the lines are the units'.
@@ -22,10 +24,13 @@ whole again.
 from __future__ import annotations
 
 import json
+from itertools import accumulate
 
 from resume_kit.core.typing_light import Any, cast
 
-FORMAT = 5  # 3: keyed by BLAKE2b-256, no longer SHA-256; 4: tail lines; 5: columns (2026-12-06)
+# 3: keyed by BLAKE2b-256, no longer SHA-256; 4: tail lines; 5: columns; 6: where each line
+# starts (4 to 6: 2026-12-06)
+FORMAT = 6
 _HEAD = f'{{"format": {FORMAT}, "digest": "'
 _TAIL_HEAD = '{"digest": "'
 _OPEN_UNITS = '"units": ['
@@ -49,6 +54,73 @@ def _text(header: dict[str, Any], opening: str, rows: list[str]) -> str:
     if not rows:
         return f"{_dumps(header)}\n{opening}]}}\n"
     return "\n".join([_dumps(header), opening, *rows, "]}", ""])  # one copy of 4 MB, not three
+
+
+def _starts(rows: list[str]) -> list[int]:
+    """Where each of ``rows`` starts when they are written one a line, from the first's start."""
+    return list(accumulate((len(row) + 1 for row in rows[:-1]), initial=0))
+
+
+class _Lines:
+    """The units' lines of a cache text, each cut out of the text when asked for, with those
+    given since (tails, a replaced unit) in place of theirs."""
+
+    __slots__ = ("_end", "_first", "_given", "_starts", "_text")
+
+    def __init__(self, text: str, first: int, starts: list[Any], end: int) -> None:
+        self._text = text
+        self._first = first  # where the first unit's line starts
+        self._starts = starts  # each line's start from there, as the header says
+        self._end = end  # where the last line ends
+        self._given: dict[int, str] = {}
+
+    def __len__(self) -> int:
+        return len(self._starts)
+
+    def line(self, position: int) -> str:
+        """The line at ``position`` (ValueError when the header's start for it, or for the
+        next one, is not where a line starts)."""
+        given = self._given.get(position)
+        if given is not None:
+            return given
+        starts, first = self._starts, self._first
+        start = starts[position]
+        stop = starts[position + 1] if position + 1 < len(starts) else self._end - first + 1
+        if type(start) is not int or type(stop) is not int or not 0 <= start < stop - 1:
+            raise ValueError("a unit's line is not where the header says")
+        start, stop = first + start, first + stop - 1
+        text = self._text
+        if stop > self._end or text[start - 1] != "\n" or text[stop] != "\n":
+            raise ValueError("a unit's line is not where the header says")
+        if text.find("\n", start, stop) >= 0:
+            raise ValueError("a unit's line is not where the header says")
+        return text[start:stop]
+
+    def all(self) -> list[str]:
+        """Every line (ValueError when there are not as many as the header says)."""
+        lines = self._text[self._first : self._end].split("\n")
+        if len(lines) != len(self._starts):
+            raise ValueError("not as many lines as units")
+        for position, line in self._given.items():
+            lines[position] = line
+        return lines
+
+    def give(self, position: int, line: str) -> None:
+        self._given[position] = line
+
+    def given(self, position: int, line: str) -> _Lines:
+        """These lines with ``line`` at ``position`` (a copy: these stay)."""
+        copy = _Lines(self._text, self._first, self._starts, self._end)
+        copy._given = {**self._given, position: line}
+        return copy
+
+
+def _written(header: dict[str, Any], opening: str, rows: list[str]) -> tuple[str, _Lines]:
+    """The text of ``header`` (its ``rows`` set here), ``opening`` and ``rows``, and its lines."""
+    header["rows"] = _starts(rows)
+    text = _text(header, opening, rows)
+    first = text.find("\n") + 1 + len(opening) + 1
+    return text, _Lines(text, first, header["rows"], len(text) - 4)
 
 
 class Columns:
@@ -132,7 +204,7 @@ def payload(
     opening = _dumps(rest)[:-1] + (", " if rest else "") + _OPEN_UNITS
     if rows is None:
         rows = [_row(unit, i == len(units) - 1) for i, unit in enumerate(units)]
-    return _text(_header(digest, Columns.of_units(units), blocks), opening, rows)
+    return _written(_header(digest, Columns.of_units(units), blocks), opening, rows)[0]
 
 
 def digest_of(text: str) -> str | None:
@@ -198,7 +270,7 @@ class CachedRows:
         columns: Columns,
         blocks: Blocks | None,
         opening: str,
-        rows: list[str],
+        rows: _Lines,
         tails: int = 0,
     ) -> None:
         self.columns = columns
@@ -211,33 +283,37 @@ class CachedRows:
     def of(cls, text: str) -> CachedRows | None:
         """The rows of ``text``, or None when it is not in the shape :func:`payload` and
         :meth:`tail` write."""
+        header_end = text.find("\n")
         try:
-            header = json.loads(text[: text.find("\n")])
+            header = json.loads(text[:header_end])
             base, tails = _split(text)
         except ValueError:
             return None
         columns = _columns(header)
         if columns is None:
             return None
-        lines = base.split("\n")
-        count = len(columns.ids)
-        if count == 0 or len(lines) != count + 4 or lines[-2:] != ["]}", ""]:
+        count, starts = len(columns.ids), header.get("rows")
+        if count == 0 or type(starts) is not list or len(starts) != count or starts[0] != 0:
             return None
-        if not lines[1].endswith(_OPEN_UNITS):
+        opening_end = base.find("\n", header_end + 1)
+        opening = base[header_end + 1 : opening_end]
+        if opening_end < 0 or not opening.endswith(_OPEN_UNITS) or not base.endswith("\n]}\n"):
             return None
-        rows, moves = lines[2:-2], []
+        if opening_end + 1 >= len(base) - 4:
+            return None  # no line for the units
+        rows, moves = _Lines(text, opening_end + 1, starts, len(base) - 4), []
         for tail in tails:
             position, entry = tail["position"], tail["entry"]
             if not 0 <= position < count or type(entry) is not list or len(entry) != 3:
                 return None
             columns.set(position, entry)
-            rows[position] = _row(tail["row"], position == count - 1)
+            rows.give(position, _row(tail["row"], position == count - 1))
             moves.append((position, tail["shift"]))
         blocks = header.get("blocks")
         blocks = _moved(blocks, moves) if _plain_blocks(blocks, count) else None
         if moves and not _plain_blocks(blocks, count):
             blocks = None
-        return cls(columns, blocks, lines[1], rows, len(tails))
+        return cls(columns, blocks, opening, rows, len(tails))
 
     def rest(self) -> Any:
         """The data without its units (ValueError when it is not JSON)."""
@@ -249,7 +325,7 @@ class CachedRows:
 
     def row(self, position: int) -> Any:
         """The data of the unit at ``position`` (ValueError when it is not JSON)."""
-        text = self._rows[position]
+        text = self._rows.line(position)
         if position < len(self._rows) - 1:
             if text[-1:] != ",":
                 raise ValueError("a unit's line without its comma")
@@ -261,20 +337,25 @@ class CachedRows:
         position in ``loaded`` (the data this text holds); None when they are not as many."""
         if type(loaded) is not list or not len(units) == len(loaded) == len(self._rows):
             return None
+        try:
+            rows = self._rows.all()
+        except ValueError:
+            return None
         last = len(units) - 1
         return [
             row if new is old or new == old else _row(new, i == last)  # `is`: 2 ms on 10,000
-            for i, (row, new, old) in enumerate(zip(self._rows, units, loaded, strict=True))
+            for i, (row, new, old) in enumerate(zip(rows, units, loaded, strict=True))
         ]
 
     def replaced(
         self, position: int, unit: dict[str, Any], digest: str, blocks: Blocks | None
     ) -> tuple[str, CachedRows]:
         """The cache text, and its rows, for ``unit`` in place of the one at ``position``, of
-        the progress text with ``digest`` whose blocks are ``blocks``."""
+        the progress text with ``digest`` whose blocks are ``blocks`` (ValueError when this
+        text's lines are not as many as its units)."""
         columns, rows = self._with(position, unit)
-        text = _text(_header(digest, columns, blocks), self._opening, rows)
-        return text, CachedRows(columns, blocks, self._opening, rows)
+        text, lines = _written(_header(digest, columns, blocks), self._opening, rows.all())
+        return text, CachedRows(columns, blocks, self._opening, lines)
 
     def tail(
         self, position: int, unit: dict[str, Any], digest: str, blocks: Blocks | None
@@ -295,12 +376,11 @@ class CachedRows:
         )  # fmt: skip
         return line + "\n", CachedRows(columns, blocks, self._opening, rows, self.tails + 1)
 
-    def _with(self, position: int, unit: dict[str, Any]) -> tuple[Columns, list[str]]:
+    def _with(self, position: int, unit: dict[str, Any]) -> tuple[Columns, _Lines]:
         """The columns and the rows with ``unit`` at ``position`` (copies: this text's stay)."""
-        columns, rows = self.columns.copy(), list(self._rows)
+        columns = self.columns.copy()
         columns.set(position, _entry(unit))
-        rows[position] = _row(unit, position == len(rows) - 1)
-        return columns, rows
+        return columns, self._rows.given(position, _row(unit, position == len(self._rows) - 1))
 
 
 def _shift(old: Blocks | None, new: Blocks | None, position: int) -> int | None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -130,7 +131,49 @@ def test_a_text_not_in_the_shape_written_has_no_rows() -> None:
     assert CachedRows.of(text.replace("\n]}\n", "]}\n")) is None
     assert CachedRows.of("{}\n" + text.split("\n", 1)[1]) is None
     assert CachedRows.of("not json\n" + text.split("\n", 1)[1]) is None
+    header, rest = text.split("\n", 1)
+    for starts in (None, [], [1], "0", [0, 5]):  # each unit's start, from the first's: [0]
+        forged = json.dumps({**json.loads(header), "rows": starts}) + "\n" + rest
+        assert CachedRows.of(forged) is None
     assert digest_of(text.replace(f'"format": {FORMAT}', '"format": 2')) is None  # SHA-256 keys
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(datas(min_units=1), st.data())
+def test_a_forged_line_start_gives_a_units_line_or_an_error(
+    data: dict[str, Any], draw: Any
+) -> None:
+    """A unit's line is cut out where the header says it starts: a header changed by hand
+    (its key still matching) gives a whole line of the text, some unit's, or ValueError; and
+    a text whose lines are not as many as its units is never written again from them."""
+    text = payload("0" * 64, data)
+    header_line, rest = text.split("\n", 1)
+    header = json.loads(header_line)
+    count = len(data["units"])
+    near = st.integers(-3, 3) | st.integers(-5, len(text) + 5)
+    header["rows"] = [0] + [
+        start + draw.draw(near) if draw.draw(st.booleans()) else start
+        for start in header["rows"][1:]
+    ]
+    rows = CachedRows.of(json.dumps(header, ensure_ascii=False) + "\n" + rest)
+    assert rows is not None
+    for position in range(count):
+        try:
+            found = rows.row(position)
+        except ValueError:
+            continue
+        assert found in data["units"]
+    if count > 1:
+        fewer = {**data, "units": data["units"][:-1]}
+        short = payload("0" * 64, fewer)
+        header = json.loads(short.split("\n", 1)[0])
+        header.update(ids=[*header["ids"], "x"], statuses=[*header["statuses"], "todo"])
+        header["rows"].append(header["rows"][-1] + 1)
+        lying = CachedRows.of(json.dumps(header) + "\n" + short.split("\n", 1)[1])
+        assert lying is not None
+        with pytest.raises(ValueError):
+            lying.replaced(0, data["units"][0], "1" * 64, None)
+        assert lying.rows_for(data["units"], data["units"]) is None
 
 
 @st.composite

@@ -251,6 +251,8 @@ def test_a_cached_unit_that_is_not_valid_is_an_error_when_read() -> None:
         {"after": {"0": ["b"]}},
         {"after": [[0]]},
         {"index": [["a", "todo", []]], "ids": None},  # the layout before the columns
+        {"rows": None},  # the layout before each line's start was kept
+        {"rows": [1, 20]},
     ],
 )
 def test_a_header_not_as_written_gives_no_model(change: dict[str, Any]) -> None:
