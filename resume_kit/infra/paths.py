@@ -174,6 +174,14 @@ def find_layout(start: Path | None = None, *, config_ahead: bool = False) -> Lay
 
 
 def _discover(cwd: Path) -> Layout:
+    """The layout from the files git reads (:mod:`resume_kit.infra.discovery`), or else from
+    ``git rev-parse``."""
+    from resume_kit.infra.discovery import discover
+
+    found = discover(str(cwd))
+    if found is not None:
+        root, git_dir, common = (Path(path) for path in found)
+        return Layout(root=root, git_dir=git_dir, git_common_dir=common)
     from resume_kit.infra.gitcmd import GitFailed, run_git
 
     try:

@@ -1,0 +1,130 @@
+"""The work tree found from git's files (infra/discovery): in real repositories, exactly what
+``git rev-parse`` says, or None (then git is asked); never another answer."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from resume_kit.infra.discovery import MOVING_VARIABLES, discover
+from resume_kit.infra.paths import find_layout
+from tests.conftest import git
+
+
+def rev_parse(cwd: Path) -> tuple[str, str, str] | None:
+    done = git(
+        cwd,
+        "rev-parse",
+        "--path-format=absolute",
+        "--show-toplevel",
+        "--git-dir",
+        "--git-common-dir",
+        check=False,
+    )
+    lines = done.stdout.splitlines()
+    if done.returncode != 0 or len(lines) < 3 or not lines[0]:
+        return None
+    root, git_dir, common = (os.path.realpath(line) for line in lines[:3])
+    return root, git_dir, common
+
+
+def linked(repo: Path) -> Path:
+    other = repo.parent / "linked"
+    git(repo, "worktree", "add", "-q", "-b", "side", str(other))
+    (other / "deep" / "er").mkdir(parents=True)
+    return other / "deep" / "er"
+
+
+def submodule(repo: Path) -> Path:
+    inner = repo.parent / "inner"
+    inner.mkdir()
+    git(inner, "init", "-q", "-b", "main")
+    (inner / "x.txt").write_text("x\n")
+    git(inner, "add", "x.txt")
+    git(inner, "commit", "-q", "-m", "x")
+    git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(inner), "sub")
+    return repo / "sub"
+
+
+def subfolder(repo: Path) -> Path:
+    (repo / "a" / "b").mkdir(parents=True)
+    return repo / "a" / "b"
+
+
+def config_line(line: str) -> Callable[[Path], Path]:
+    def change(repo: Path) -> Path:
+        with (repo / ".git" / "config").open("a") as config:
+            config.write(line + "\n")
+        return repo
+
+    return change
+
+
+# each: where the command runs, set up from a fresh repository; whether the files are read
+LAYOUTS: dict[str, tuple[Callable[[Path], Path], bool]] = {
+    "the root": (lambda r: r, True),
+    "a subfolder": (subfolder, True),
+    "a linked worktree's subfolder": (linked, True),
+    "a symlinked path to a subfolder": (
+        lambda r: (os.symlink(subfolder(r), r.parent / "via"), r.parent / "via")[1],
+        True,
+    ),
+    "a submodule (core.worktree in its config)": (submodule, False),
+    "inside .git": (lambda r: r / ".git" / "refs", False),
+    "core.worktree set": (config_line("[core]\n\tworktree = .."), False),
+    "core.bare true": (config_line("[core]\n\tbare = true"), False),
+    "an include": (config_line("[include]\n\tpath = other"), False),
+    "outside any repository": (lambda r: r.parent.parent, False),
+}
+
+
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+def test_what_git_says_or_none(repo: Path, layout: str) -> None:
+    setup, read = LAYOUTS[layout]
+    where = setup(repo)
+    found = discover(str(where))
+    assert (found is not None) == read
+    if found is not None:
+        assert found == rev_parse(where)
+
+
+def test_a_bare_repository_is_left_to_git(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q", "--bare", "bare.git")
+    assert discover(str(tmp_path / "bare.git")) is None
+    assert discover(str(tmp_path / "bare.git" / "refs")) is None
+
+
+@pytest.mark.parametrize("name", MOVING_VARIABLES)
+def test_a_variable_that_moves_the_repository_is_left_to_git(
+    repo: Path, name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert discover(str(repo)) is not None
+    monkeypatch.setenv(name, "1")
+    assert discover(str(repo)) is None
+
+
+@pytest.mark.parametrize("how", ["a link", "a FIFO", "a gitdir line with spaces", "not owned"])
+def test_an_odd_dot_git_is_left_to_git(repo: Path, tmp_path: Path, how: str) -> None:
+    """A `.git` that is a link or a FIFO, a `.git` file git would read differently, or a
+    folder owned by another user (git's safe.directory check): git decides, never blocking."""
+    real = repo / ".git"
+    if how == "a link":
+        os.replace(real, tmp_path / "moved.git")
+        os.symlink(tmp_path / "moved.git", real)
+    elif how == "a FIFO":
+        os.replace(real, tmp_path / "moved.git")
+        os.mkfifo(real)
+    elif how == "a gitdir line with spaces":
+        os.replace(real, tmp_path / "moved.git")
+        real.write_text(f"gitdir: {tmp_path / 'moved.git'}  \n")
+    elif how == "not owned":
+        os.chown(repo, os.geteuid() + 1, -1) if os.geteuid() == 0 else pytest.skip("not root")
+    assert discover(str(repo)) is None
+
+
+def test_find_layout_takes_the_files_answer(repo: Path) -> None:
+    layout = find_layout(subfolder(repo))
+    assert (str(layout.root), str(layout.git_dir), str(layout.git_common_dir)) == rev_parse(repo)
