@@ -28,6 +28,7 @@ import sys
 import time
 
 from resume_kit.infra.deps import Signature, hand_over_status, signature
+from resume_kit.infra.gitcmd import find_program
 
 TYPE_CHECKING = False  # typing costs milliseconds on the served path; mypy reads the guard
 if TYPE_CHECKING:
@@ -134,15 +135,6 @@ def receipt_path(request: dict[str, Any], cwd: str) -> str:
     material = f"{cwd}\0{sorted(request.items())!r}".encode("utf-8", "surrogateescape")
     name = sha256_hex(material)
     return os.path.join(user_cache_root(), "served-briefs", name[:32] + ".receipt")
-
-
-def find_program(name: str) -> str | None:
-    """``name`` on ``PATH`` as the build's subprocess would find it (first executable file)."""
-    for folder in os.environ.get("PATH", os.defpath).split(os.pathsep):
-        candidate = os.path.join(folder or ".", name)
-        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
-            return os.path.abspath(candidate)
-    return None
 
 
 # --------------------------------------------------------------------------- serving

@@ -9,7 +9,8 @@ a folder or file not owned by this user (git's ``safe.directory`` check), a fold
 itself a git dir (inside ``.git``, a bare repository), a file system boundary, a ``.git``
 that is a link or a FIFO, a config that sets or includes anything touching where the work
 tree is (``core.worktree``, ``core.bare`` other than false, ``include``, ``extensions``).
-The files are read without following a final link or blocking, and bounded.
+Without git on ``PATH`` it is None too: git says so. The files are read without following a
+final link or blocking, and bounded.
 """
 
 from __future__ import annotations
@@ -34,7 +35,9 @@ def discover(cwd: str) -> tuple[str, str, str] | None:
     """(work tree root, git dir, common git dir), real paths, as ``git rev-parse
     --show-toplevel --git-dir --git-common-dir`` run in ``cwd`` gives them; None when the
     layout is not one of the plain ones read here."""
-    if any(name in os.environ for name in MOVING_VARIABLES):
+    from resume_kit.infra.gitcmd import find_program
+
+    if any(name in os.environ for name in MOVING_VARIABLES) or find_program("git") is None:
         return None
     try:
         here = os.path.realpath(cwd)

@@ -84,6 +84,15 @@ _PATHSPEC_VARS = (
 )
 
 
+def find_program(name: str) -> str | None:
+    """``name`` on ``PATH`` as a subprocess would find it (the first executable file)."""
+    for folder in os.environ.get("PATH", os.defpath).split(os.pathsep):
+        candidate = os.path.join(folder or ".", name)
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return os.path.abspath(candidate)
+    return None
+
+
 def clean_git_env(base: dict[str, str] | None = None) -> dict[str, str]:
     """A copy of the environment with leaked repository variables removed."""
     env = dict(os.environ if base is None else base)

@@ -106,6 +106,14 @@ def test_a_variable_that_moves_the_repository_is_left_to_git(
     assert discover(str(repo)) is None
 
 
+def test_without_git_on_path_git_is_left_to_say_so(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert discover(str(repo)) is not None
+    monkeypatch.setenv("PATH", "/nonexistent")
+    assert discover(str(repo)) is None  # find_layout's rev-parse then says git is missing
+
+
 @pytest.mark.parametrize("how", ["a link", "a FIFO", "a gitdir line with spaces", "not owned"])
 def test_an_odd_dot_git_is_left_to_git(repo: Path, tmp_path: Path, how: str) -> None:
     """A `.git` that is a link or a FIFO, a `.git` file git would read differently, or a
