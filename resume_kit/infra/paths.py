@@ -173,6 +173,17 @@ def find_layout(start: Path | None = None, *, config_ahead: bool = False) -> Lay
     return layout
 
 
+# What git is asked when the layout is not read from its files: the work tree, the git dir and
+# the shared git dir, each an absolute path on a line.
+LAYOUT_QUERY = (
+    "rev-parse",
+    "--path-format=absolute",
+    "--show-toplevel",
+    "--git-dir",
+    "--git-common-dir",
+)
+
+
 def _discover(cwd: Path) -> Layout:
     """The layout from the files git reads (:mod:`resume_kit.infra.discovery`), or else from
     ``git rev-parse``."""
@@ -185,14 +196,7 @@ def _discover(cwd: Path) -> Layout:
     from resume_kit.infra.gitcmd import GitFailed, run_git
 
     try:
-        out = run_git(
-            cwd,
-            "rev-parse",
-            "--path-format=absolute",
-            "--show-toplevel",
-            "--git-dir",
-            "--git-common-dir",
-        )
+        out = run_git(cwd, *LAYOUT_QUERY)
     except GitFailed as exc:
         detail = exc.stderr.strip().splitlines()[-1] if exc.stderr.strip() else "git failed"
         raise NotARepositoryError(

@@ -10,20 +10,12 @@ from pathlib import Path
 import pytest
 
 from resume_kit.infra.discovery import MOVING_VARIABLES, discover
-from resume_kit.infra.paths import find_layout
+from resume_kit.infra.paths import LAYOUT_QUERY, find_layout
 from tests.conftest import git
 
 
 def rev_parse(cwd: Path) -> tuple[str, str, str] | None:
-    done = git(
-        cwd,
-        "rev-parse",
-        "--path-format=absolute",
-        "--show-toplevel",
-        "--git-dir",
-        "--git-common-dir",
-        check=False,
-    )
+    done = git(cwd, *LAYOUT_QUERY, check=False)
     lines = done.stdout.splitlines()
     if done.returncode != 0 or len(lines) < 3 or not lines[0]:
         return None
