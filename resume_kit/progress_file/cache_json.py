@@ -7,10 +7,9 @@ units it does not run), each a column: JSON reads 10,000 strings in a list about
 faster than 10,000 ``[id, status, after]`` lists; where each unit's line starts, from the
 first's (a unit is cut out of the text when read: splitting 4.4 MB into 10,000 strings cost
 ~7 ms of a fresh process); and where the units' blocks start in the progress text when
-known. A command that reads every
-unit parses the data whole (:func:`data_of`); verify-next parses the header and the one unit
-it runs (:class:`CachedRows`). ``json.dumps`` writes a newline inside a string as ``\\n``, so
-the lines are the units'.
+known. A command that reads every unit parses the data whole (:func:`data_of`); verify-next
+parses the header and the one unit it runs (:class:`CachedRows`). ``json.dumps`` writes a
+newline inside a string as ``\\n``, so the lines are the units'.
 
 A checkpoint changes one unit. Its cache is the previous text with a tail line appended
 (:meth:`CachedRows.tail`): the new key, the unit's position, its data, and how far the blocks
