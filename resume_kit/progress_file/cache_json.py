@@ -34,6 +34,7 @@ _HEAD = f'{{"format": {FORMAT}, "digest": "'
 _TAIL_HEAD = '{"digest": "'
 _OPEN_UNITS = '"units": ['
 _END = "]}\n"
+_UNITS_END = "\n" + _END  # after the last unit's line
 MAX_TAILS = 16  # then a checkpoint writes the whole text: loads apply at most this many
 
 # Where the units' blocks start in the progress text, where the list ends, and the dash's
@@ -89,9 +90,12 @@ class _Lines:
             raise ValueError("a unit's line is not where the header says")
         start, stop = first + start, first + stop - 1
         text = self._text
-        if stop > self._end or text[start - 1] != "\n" or text[stop] != "\n":
-            raise ValueError("a unit's line is not where the header says")
-        if text.find("\n", start, stop) >= 0:
+        if (
+            stop > self._end
+            or text[start - 1] != "\n"
+            or text[stop] != "\n"
+            or text.find("\n", start, stop) >= 0
+        ):
             raise ValueError("a unit's line is not where the header says")
         return text[start:stop]
 
@@ -119,7 +123,7 @@ def _written(header: dict[str, Any], opening: str, rows: list[str]) -> tuple[str
     header["rows"] = _starts(rows)
     text = _text(header, opening, rows)
     first = text.find("\n") + 1 + len(opening) + 1
-    return text, _Lines(text, first, header["rows"], len(text) - 4)
+    return text, _Lines(text, first, header["rows"], len(text) - len(_UNITS_END))
 
 
 class Columns:
@@ -237,9 +241,10 @@ def _split(text: str) -> tuple[str, list[Any]]:
     are not in the shape :meth:`CachedRows.tail` writes)."""
     if text.endswith(_END):
         return text, []
-    end = text.rfind("\n" + _END) + 1 + len(_END)
-    if end == len(_END) or not text.endswith("\n"):
+    found = text.rfind(_UNITS_END)
+    if found < 0 or not text.endswith("\n"):
         raise ValueError("no end of the data")
+    end = found + len(_UNITS_END)
     tails = [json.loads(line) for line in text[end:-1].split("\n")]
     for tail in tails:
         if type(tail) is not dict or list(tail) != ["digest", "position", "shift", "entry", "row"]:
@@ -296,11 +301,12 @@ class CachedRows:
             return None
         opening_end = base.find("\n", header_end + 1)
         opening = base[header_end + 1 : opening_end]
-        if opening_end < 0 or not opening.endswith(_OPEN_UNITS) or not base.endswith("\n]}\n"):
+        if opening_end < 0 or not opening.endswith(_OPEN_UNITS) or not base.endswith(_UNITS_END):
             return None
-        if opening_end + 1 >= len(base) - 4:
+        units_end = len(base) - len(_UNITS_END)
+        if opening_end + 1 >= units_end:
             return None  # no line for the units
-        rows, moves = _Lines(text, opening_end + 1, starts, len(base) - 4), []
+        rows, moves = _Lines(text, opening_end + 1, starts, units_end), []
         for tail in tails:
             position, entry = tail["position"], tail["entry"]
             if not 0 <= position < count or type(entry) is not list or len(entry) != 3:
