@@ -30,8 +30,9 @@ def head_commit(git_dir: os.PathLike[str], common_dir: os.PathLike[str]) -> str 
         head = read_regular(os.path.join(git_dir, "HEAD"), MAX_REF_BYTES)
     except OSError:
         return None
-    if head[-1:] == b"\n" and _OID.fullmatch(head, 0, len(head) - 1):
-        return head[:-1].decode("ascii")
+    detached = _oid_line(head)
+    if detached is not None:
+        return detached
     named = _SYMBOLIC.fullmatch(head)
     if named is None or not _plain_branch(named[1]):
         return None
@@ -42,8 +43,13 @@ def head_commit(git_dir: os.PathLike[str], common_dir: os.PathLike[str]) -> str 
         return _packed(common_dir, ref)
     except OSError:
         return None
-    if loose[-1:] == b"\n" and _OID.fullmatch(loose, 0, len(loose) - 1):
-        return loose[:-1].decode("ascii")
+    return _oid_line(loose)
+
+
+def _oid_line(data: bytes) -> str | None:
+    """The object id ``data`` holds as its one line, else None."""
+    if data[-1:] == b"\n" and _OID.fullmatch(data, 0, len(data) - 1):
+        return data[:-1].decode("ascii")
     return None
 
 
@@ -56,15 +62,21 @@ def _plain_branch(ref: bytes) -> bool:
     return names and not ref.endswith(b".")
 
 
+def read_packed_refs(common_dir: str | os.PathLike[str]) -> bytes:
+    """The shared git dir's ``packed-refs``, read without following a link or blocking, at
+    most :data:`MAX_PACKED_REFS_BYTES` (OSError, FileNotFoundError when there is none)."""
+    from resume_kit.infra.safefs import read_regular
+
+    return read_regular(os.path.join(common_dir, "packed-refs"), MAX_PACKED_REFS_BYTES)
+
+
 def _packed(common_dir: os.PathLike[str], ref: bytes) -> str | None:
     """The object id ``packed-refs`` gives ``ref`` (None without the file or the line; a
     reftable repository has neither, and its HEAD names a branch no file holds)."""
-    from resume_kit.infra.safefs import read_regular
-
     if os.path.lexists(os.path.join(common_dir, "reftable")):
         return None
     try:
-        packed = read_regular(os.path.join(common_dir, "packed-refs"), MAX_PACKED_REFS_BYTES)
+        packed = read_packed_refs(common_dir)
     except OSError:
         return None
     end = packed.find(b" " + ref + b"\n")

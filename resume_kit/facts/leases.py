@@ -77,7 +77,6 @@ def read_blobs(cwd: os.PathLike[str], oids: list[str]) -> dict[str, bytes]:
 
 
 PREFIX = "refs/resume-kit/"
-MAX_PACKED_REFS_BYTES = 64 * 1024 * 1024
 
 
 def surely_no_leases(common_dir: os.PathLike[str]) -> bool:
@@ -85,7 +84,7 @@ def surely_no_leases(common_dir: os.PathLike[str]) -> bool:
     :data:`PREFIX`, seen without starting git (most clones never lease): no loose ref folder,
     no reftable, and a ``packed-refs`` (read without following a link or blocking) that names
     no such ref. Anything else, or any doubt, is False: then git is asked."""
-    from resume_kit.infra.safefs import read_regular
+    from resume_kit.facts.head_ref import read_packed_refs
 
     base = os.fspath(common_dir)
     for name in (PREFIX.rstrip("/"), "reftable"):
@@ -96,9 +95,8 @@ def surely_no_leases(common_dir: os.PathLike[str]) -> bool:
         except OSError:
             pass
         return False
-    packed = os.path.join(base, "packed-refs")
     try:
-        data = read_regular(packed, MAX_PACKED_REFS_BYTES)
+        data = read_packed_refs(base)
     except FileNotFoundError:
         return True
     except OSError:
