@@ -106,7 +106,7 @@ def _layout(
     config = _read(os.path.join(common, "config"), MAX_CONFIG_BYTES)
     if config is None or not _plain_config(config):
         return None
-    return os.path.realpath(folder), git_dir, common
+    return folder, git_dir, common  # folder: a real path's parent, so real
 
 
 def _plain_config(text: str) -> bool:

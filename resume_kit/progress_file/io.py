@@ -402,8 +402,11 @@ def _save_unit(layout: Layout, doc: ProgressDoc, unit_id: str, rows: CachedRows)
     from resume_kit.progress_file.patch import patch_item
 
     units, ids = doc.progress.units, rows.columns.ids
-    position = ids.index(unit_id) if unit_id in ids else -1
-    if len(units) != len(ids) or position < 0 or units[position].id != unit_id:
+    try:
+        position = ids.index(unit_id)
+    except ValueError:
+        return None
+    if len(units) != len(ids) or units[position].id != unit_id:
         return None
     try:
         old = rows.row(position)
