@@ -106,10 +106,13 @@ def test_without_git_on_path_git_is_left_to_say_so(
     assert discover(str(repo)) is None  # find_layout's rev-parse then says git is missing
 
 
-@pytest.mark.parametrize("how", ["a link", "a FIFO", "a gitdir line with spaces", "not owned"])
+@pytest.mark.parametrize(
+    "how", ["a link", "a FIFO", "a gitdir line with spaces", "not owned", "its config a FIFO"]
+)
 def test_an_odd_dot_git_is_left_to_git(repo: Path, tmp_path: Path, how: str) -> None:
-    """A `.git` that is a link or a FIFO, a `.git` file git would read differently, or a
-    folder owned by another user (git's safe.directory check): git decides, never blocking."""
+    """A `.git` that is a link or a FIFO, a `.git` file git would read differently, a folder
+    owned by another user (git's safe.directory check), or a config that is a FIFO: git
+    decides, never blocking."""
     real = repo / ".git"
     if how == "a link":
         os.replace(real, tmp_path / "moved.git")
@@ -120,6 +123,9 @@ def test_an_odd_dot_git_is_left_to_git(repo: Path, tmp_path: Path, how: str) -> 
     elif how == "a gitdir line with spaces":
         os.replace(real, tmp_path / "moved.git")
         real.write_text(f"gitdir: {tmp_path / 'moved.git'}  \n")
+    elif how == "its config a FIFO":  # git's own file: read without blocking
+        (real / "config").unlink()
+        os.mkfifo(real / "config")
     elif how == "not owned":
         os.chown(repo, os.geteuid() + 1, -1) if os.geteuid() == 0 else pytest.skip("not root")
     assert discover(str(repo)) is None
