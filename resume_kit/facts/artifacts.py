@@ -14,6 +14,7 @@ artifact itself included) is never looked at: it is left out with a note.
 
 from __future__ import annotations
 
+import os
 import stat
 from collections.abc import Iterable
 from pathlib import Path
@@ -21,7 +22,7 @@ from pathlib import Path
 from resume_kit.core.digest import sha256
 from resume_kit.core.typing_light import TYPE_CHECKING, Any, BinaryIO
 from resume_kit.infra.paths import as_posix
-from resume_kit.infra.safefs import UnsafePath, contained_lstat
+from resume_kit.infra.safefs import contained_lstats
 
 if TYPE_CHECKING:
     from resume_kit.facts.hashcache import HashCache
@@ -53,31 +54,19 @@ def content_hash(path: Path, size: int) -> str:
     return SAMPLED_PREFIX + digest.hexdigest()
 
 
-def read_artifact(
-    root: Path | str, rel: str, cache: HashCache | None = None, checked: set[str] | None = None
-) -> dict[str, Any] | None:
-    """The facts of one artifact, or None when it is not below ``root`` with no symlink on the
-    way (the caller notes it; nothing about what it points at is looked at). ``checked``: the
-    folders already found safe (see :func:`~resume_kit.infra.safefs.contained`)."""
-    entry: dict[str, Any] = {"path": rel, "exists": False, "size": None, "sha256": None}
-    try:
-        full, info = contained_lstat(root, rel, checked=checked)
-    except UnsafePath:
-        return None
-    except OSError:
-        return entry
-    entry["exists"] = True
+def _existing(rel: str, full: str, info: os.stat_result, cache: HashCache | None) -> dict[str, Any]:
+    """The facts of an artifact that exists, whose ``lstat`` is ``info``."""
     if not stat.S_ISREG(info.st_mode):
-        return entry
-    entry["size"] = info.st_size
+        return {"path": rel, "exists": True, "size": None, "sha256": None}
+    digest = None
     try:
         if cache is not None and info.st_size <= FULL_HASH_LIMIT:
-            entry["sha256"] = cache.digest(full, info)
+            digest = cache.digest(full, info)
         else:
-            entry["sha256"] = content_hash(Path(full), info.st_size)
+            digest = content_hash(Path(full), info.st_size)
     except OSError:  # unreadable: exists, size known, no hash
         pass
-    return entry
+    return {"path": rel, "exists": True, "size": info.st_size, "sha256": digest}
 
 
 def read_artifacts(
@@ -98,14 +87,13 @@ def read_artifacts(
             seen[rel] = None
     found: list[dict[str, Any]] = []
     refused: list[str] = []
-    checked: set[str] = set()
-    top = str(root)
-    for rel in seen:
-        entry = read_artifact(top, rel, cache, checked)
-        if entry is None:
+    for rel, full, info in contained_lstats(str(root), seen):
+        if full is None:  # nothing about what it points at is looked at
             refused.append(rel)
+        elif info is None:
+            found.append({"path": rel, "exists": False, "size": None, "sha256": None})
         else:
-            found.append(entry)
+            found.append(_existing(rel, full, info, cache))
     if refused and notes is not None:
         shown = ", ".join(redact(r) for r in refused[:3])
         more = f" and {len(refused) - 3} more" if len(refused) > 3 else ""

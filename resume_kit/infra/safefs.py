@@ -21,6 +21,7 @@ from resume_kit.infra.errors import ResumeKitError
 
 TYPE_CHECKING = False  # not typing's: pathlib and typing cost the commit hook ~20 ms
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
     from pathlib import Path
 
     from resume_kit.core.typing_light import BinaryIO
@@ -96,6 +97,32 @@ def contained_lstat(
     that need it (a snapshot's thousands of artifacts)."""
     full, info = _walk(root, path, False, checked)
     return full, os.lstat(full) if info is None else info
+
+
+def contained_lstats(
+    root: str, paths: Iterable[str]
+) -> Iterator[tuple[str, str | None, os.stat_result | None]]:
+    """:func:`contained_lstat` of each of ``paths`` (relative to ``root``), for thousands at
+    once (a snapshot's artifacts), the folders found safe remembered from one to the next:
+    ``(path, absolute path, lstat)``: ``(path, None, None)`` where ``contained_lstat`` raises
+    :class:`UnsafePath`, ``(path, "", None)`` where it raises another ``OSError`` (missing)."""
+    checked: set[str] = set()
+    for rel in paths:
+        try:
+            known = _in_checked_folder(root, rel, checked)
+            if known is None:
+                full, info = contained_lstat(root, rel, checked=checked)
+            else:  # _last_component's checks, inline: most paths of a batch take this way
+                full, info = known, os.lstat(known)
+                if stat.S_ISLNK(info.st_mode):
+                    yield rel, None, None
+                    continue
+        except UnsafePath:
+            yield rel, None, None
+        except OSError:
+            yield rel, "", None
+        else:
+            yield rel, full, info
 
 
 def _walk(

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from resume_kit.infra.safefs import (
@@ -16,6 +16,7 @@ from resume_kit.infra.safefs import (
     UnsafePath,
     contained,
     contained_lstat,
+    contained_lstats,
     contained_text,
     open_regular,
     read_regular,
@@ -183,3 +184,31 @@ def test_a_memo_of_checked_folders_changes_no_answer(paths: list[list[str]]) -> 
             assert _outcome(lambda: walked(memo=memo)) == _outcome(walked), rel
             fast = _outcome(lambda rel=rel: contained(root, rel, checked=memo))
             assert fast == _outcome(lambda rel=rel: contained(root, rel)), rel
+
+
+@given(st.lists(st.lists(st.sampled_from(_NAMES), min_size=1, max_size=5), max_size=12))
+@example([["a", "link"], ["a", "fifo"], ["a", "missing"], ["a", "b", "a"]])  # a known folder
+@settings(max_examples=60, deadline=None)
+def test_a_batch_of_paths_gets_each_paths_answer(paths: list[list[str]]) -> None:
+    """contained_lstats answers as contained_lstat does for each path on its own: the same
+    file, refused (UnsafePath) or missing (another OSError), in the order given."""
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        _tree(root)
+        rels = ["/".join(parts) for parts in paths] * 2  # the second time, the folders are known
+
+        def alone(rel: str) -> object:
+            try:
+                full, info = contained_lstat(root, rel)
+            except UnsafePath:
+                return "refused"
+            except OSError:
+                return "missing"
+            return full, info.st_ino
+
+        batch = [
+            "refused" if full is None else "missing" if info is None else (full, info.st_ino)
+            for _, full, info in contained_lstats(str(root), rels)
+        ]
+        assert batch == [alone(rel) for rel in rels]
+        assert [rel for rel, _, _ in contained_lstats(str(root), rels)] == rels
