@@ -990,7 +990,8 @@ def build_brief(
         now = parse_utc(snapshot.get("created_at")) or dt.datetime.now(dt.timezone.utc)
     next_unit = next_unleased(progress, leases)
     approved = next_approved or next_unit is None or not next_unit.verify
-    meter_md, meter_data = meter(snapshot, now, latest_pass(progress))
+    passed = latest_pass(progress)
+    meter_md, meter_data = meter(snapshot, now, passed)
     if not approved and next_unit is not None:
         findings = [*findings, needs_approval(next_unit.id)]
     return Brief(
@@ -998,7 +999,7 @@ def build_brief(
         goal_md=blockquote(progress.goal or "(no goal written)"),
         notes_md=_notes_md(progress, next_unit, leases),
         progress=_progress_part(progress, now),
-        workspace=_workspace_part(snapshot, next_unit, summary, now, latest_pass(progress)),
+        workspace=_workspace_part(snapshot, next_unit, summary, now, passed),
         warnings=_warning_groups(findings),
         findings=list(findings),
         ledger=_ledger(progress, now),
