@@ -107,16 +107,14 @@ def contained_lstats(
     ``(path, absolute path, lstat)``: ``(path, None, None)`` where ``contained_lstat`` raises
     :class:`UnsafePath`, ``(path, "", None)`` where it raises another ``OSError`` (missing)."""
     checked: set[str] = set()
+    info: os.stat_result | None  # never None after the walk with missing_ok False
     for rel in paths:
         try:
             known = _in_checked_folder(root, rel, checked)
             if known is None:
                 full, info = contained_lstat(root, rel, checked=checked)
-            else:  # _last_component's checks, inline: most paths of a batch take this way
-                full, info = known, os.lstat(known)
-                if stat.S_ISLNK(info.st_mode):
-                    yield rel, None, None
-                    continue
+            else:  # most paths of a batch: only the last component is looked at
+                full, info = _last_component(known, rel, False)
         except UnsafePath:
             yield rel, None, None
         except OSError:
