@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 
 from resume_kit.infra.discovery import MOVING_VARIABLES, discover
+from resume_kit.infra.errors import NotARepositoryError
 from resume_kit.infra.paths import LAYOUT_QUERY, find_layout
 from tests.conftest import git
+from tests.hostile import hostile_clone
 
 
 def rev_parse(cwd: Path) -> tuple[str, str, str] | None:
@@ -134,3 +136,31 @@ def test_an_odd_dot_git_is_left_to_git(repo: Path, tmp_path: Path, how: str) -> 
 def test_find_layout_takes_the_files_answer(repo: Path) -> None:
     layout = find_layout(subfolder(repo))
     assert (str(layout.root), str(layout.git_dir), str(layout.git_common_dir)) == rev_parse(repo)
+
+
+def test_a_cloned_folder_that_looks_like_a_git_dir_is_left_to_git(tmp_path: Path) -> None:
+    """A clone holding a folder with git dir names in it (`HEAD`, `objects/`, `refs/`, a
+    `config`): below it, the files are not read (git decides what that folder is: a bare
+    repository for git 2.39, which then has no work tree; the clone with
+    `safe.bareRepository=explicit`), and the answer is git's own."""
+    clone = hostile_clone(
+        tmp_path,
+        {
+            "trap/HEAD": "ref: refs/heads/main\n",
+            "trap/objects/keep": "",
+            "trap/refs/keep": "",
+            "trap/config": "[core]\n\tbare = false\n",
+            "trap/inner/file.txt": "x\n",
+            "file.txt": "x\n",
+        },
+    )
+    where = clone / "trap" / "inner"
+    assert discover(str(where)) is None
+    assert discover(str(clone)) is not None
+    expected = rev_parse(where)
+    if expected is None:
+        with pytest.raises(NotARepositoryError):
+            find_layout(where)
+        return
+    layout = find_layout(where)
+    assert (str(layout.root), str(layout.git_dir), str(layout.git_common_dir)) == expected
