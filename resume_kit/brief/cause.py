@@ -8,13 +8,14 @@ Works on excerpt lines already made inert (resume_kit.core.inert.block_lines), i
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
-_GROUP = re.compile(r"^\d+ × ")  # "5 × E   AssertionError: … (output lines 10-58)"
+from resume_kit.core.lazy_regex import lazy
+
+_GROUP = lazy(r"^\d+ × ")  # "5 × E   AssertionError: … (output lines 10-58)"
 # pytest's short summary: a test id (a .py path, maybe ::name) after FAILED or ERROR
-_FAILED = re.compile(r"^(?:FAILED|ERROR) (\S+?\.py(?:::\S+)?)(?: - .+)?$")
-_EXCEPTION = re.compile(
+_FAILED = lazy(r"^(?:FAILED|ERROR) (\S+?\.py(?:::\S+)?)(?: - .+)?$")
+_EXCEPTION = lazy(
     r"^(?:E\s+)?(?:[A-Za-z_][\w.]{0,200}\.)?[A-Z]\w{0,100}(?:Error|Exception|Exit|Interrupt)(?::|$)"
     r"|^E\s+assert\b"
 )

@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import signal
 import sys
 import threading
@@ -39,6 +38,7 @@ from resume_kit.brief.build import (
 )
 from resume_kit.brief.cause import failed_ids
 from resume_kit.core.inert import blockquote, code, fence, plain
+from resume_kit.core.lazy_regex import lazy
 from resume_kit.core.light_dataclass import dataclass, replace
 from resume_kit.core.typing_light import TYPE_CHECKING, Any, TypeVar
 from resume_kit.infra import tokens as tok
@@ -640,7 +640,7 @@ def _template(repo: RepoTemplate | None, deadline: float | None = None) -> Any:
     return _guarded(repo, deadline, lambda: env.get_template(repo.rel_path))
 
 
-_FORMAT_WIDTH = re.compile(r"%[^a-zA-Z%]*?(\d{5,})")
+_FORMAT_WIDTH = lazy(r"%[^a-zA-Z%]*?(\d{5,})")
 
 
 def _check_binop(operator: str, left: Any, right: Any) -> None:

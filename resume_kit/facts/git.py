@@ -20,6 +20,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
+from resume_kit.core.lazy_regex import lazy
 from resume_kit.core.timeutil import from_epoch
 from resume_kit.core.typing_light import Any
 
@@ -109,7 +110,7 @@ def _changed(fields: list[str], *, modes: int, hashes: int) -> dict[str, Any]:
     }
 
 
-_AB = re.compile(r"\+(\d+) -(\d+)")
+_AB = lazy(r"\+(\d+) -(\d+)")
 
 
 def _parse_header(line: str, result: dict[str, Any]) -> None:
@@ -198,10 +199,8 @@ def _sequencer_operation(git_dir: Path) -> str | None:
 
 MAX_STATE_FILE_BYTES = 64 * 1024
 MAX_STASHES = 5
-_OID = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
-_MERGE_SOURCE = re.compile(
-    r"^Merge (?:remote-tracking )?(?:branch|branches|tag|commit) '([^']{1,200})'"
-)
+_OID = lazy(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
+_MERGE_SOURCE = lazy(r"^Merge (?:remote-tracking )?(?:branch|branches|tag|commit) '([^']{1,200})'")
 
 
 def _state_text(path: Path) -> str:
@@ -308,7 +307,7 @@ def stash_entries(common_dir: Path, limit: int = MAX_STASHES) -> list[dict[str, 
     ]
 
 
-_GITMODULES_PATH = re.compile(r"^\s*path\s*=\s*(.+?)\s*$", re.MULTILINE)
+_GITMODULES_PATH = lazy(r"^\s*path\s*=\s*(.+?)\s*$", re.MULTILINE)
 MAX_GITMODULES_BYTES = 1024 * 1024
 
 

@@ -18,6 +18,7 @@ import stat
 import time
 from pathlib import Path
 
+from resume_kit.core.lazy_regex import lazy
 from resume_kit.infra.errors import LockError, NotAFileTargetError
 from resume_kit.infra.paths import GITIGNORE_BODY, Layout
 from resume_kit.infra.safefs import (
@@ -71,11 +72,21 @@ def temporary_path(path: Path) -> Path:
     return path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
 
 
+# temporary_path's names: ``.<name>.<pid>.<hex>.tmp`` (the name's own dots are in the first group)
+_TEMPORARY = lazy(r"\.(.*)\.([0-9]+)\.[0-9a-f]+\.tmp", re.DOTALL)
+
+
+def temporary_pid(file_name: str, name: str) -> int | None:
+    """The process id in ``file_name`` when it is :func:`temporary_path`'s name for a file
+    called ``name``, else None."""
+    match = _TEMPORARY.fullmatch(file_name)
+    return int(match.group(2)) if match is not None and match.group(1) == name else None
+
+
 def remove_stale_temporaries(folder: Path, name: str) -> int:
     """Delete what killed writes of ``name`` left in ``folder``: regular files with exactly
     :func:`temporary_path`'s name whose process is gone (or that are very old). Returns how
     many went. Symlinks and anything else are left alone."""
-    pattern = re.compile(rf"\.{re.escape(name)}\.([0-9]+)\.[0-9a-f]+\.tmp")
     removed = 0
     from resume_kit.infra.deps import not_an_input
 
@@ -86,8 +97,8 @@ def remove_stale_temporaries(folder: Path, name: str) -> int:
         return 0
     now = time.time()
     for entry in entries:
-        match = pattern.fullmatch(entry.name)
-        if match is None:
+        pid = temporary_pid(entry.name, name)
+        if pid is None:
             continue
         try:
             info = entry.stat(follow_symlinks=False)
@@ -95,7 +106,6 @@ def remove_stale_temporaries(folder: Path, name: str) -> int:
             continue
         if not stat.S_ISREG(info.st_mode):
             continue
-        pid = int(match.group(1))
         if pid == os.getpid() or (_pid_alive(pid) and now - info.st_mtime < STALE_TEMPORARY_S):
             continue
         with contextlib.suppress(OSError):

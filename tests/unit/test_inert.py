@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from resume_kit.core.escape import ANSI_SEQUENCE, escape_controls
 from resume_kit.core.inert import clip, code, code_span, one_line, squash
@@ -30,6 +33,18 @@ def test_every_invisible_format_character_is_escaped() -> None:
 def test_ordinary_text_stays_as_it_is() -> None:
     text = "Zürich 東京 café ❤️ naïve — “quotes” 1 000"
     assert escape_controls(text) == text
+
+
+@settings(max_examples=300)
+@given(st.text(alphabet=st.characters(max_codepoint=0x7F)), st.sampled_from(["", "\t", "\n\t"]))
+def test_an_ascii_text_is_escaped_as_the_whole_class_escapes_it(text: str, keep: str) -> None:
+    """ASCII text is searched with the class's ASCII part only: the same escapes result."""
+    from resume_kit.core.escape import UNSAFE_CHARS, _escape
+
+    def shown(match: re.Match[str]) -> str:
+        return match.group() if match.group() in keep else _escape(match.group())
+
+    assert escape_controls(text, keep) == UNSAFE_CHARS.sub(shown, text)
 
 
 def test_the_ansi_sequence_is_one_pattern() -> None:

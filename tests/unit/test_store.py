@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from resume_kit.infra.errors import LockError, ResumeKitError
 from resume_kit.infra.store import FileLock, atomic_write, keep_history
@@ -256,6 +258,37 @@ def test_temporary_names_are_what_the_stale_sweep_removes(tmp_path: Path) -> Non
     (tmp_path / "other.tmp").write_text("kept")
     assert remove_stale_temporaries(tmp_path, "progress.json") == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == ["other.tmp"]
+
+
+_NAME_PARTS = st.sampled_from(
+    [".", "..", "a", "json", "7", "12", "ab", "f0", "tmp", ".tmp", "\n", "Z"]
+)
+_SOME_NAME = st.lists(_NAME_PARTS, max_size=5).map("".join)
+
+
+@settings(max_examples=500)
+@given(
+    name=_SOME_NAME.filter(bool),
+    around=st.one_of(st.just(("", "")), st.tuples(_SOME_NAME, _SOME_NAME)),
+    pid=st.sampled_from(["42", "1", "x", "", "4.2"]),
+    hex_=st.sampled_from(["ab", "0f", "", "g", "a.b"]),
+    end=st.sampled_from([".tmp", ".tmp\n", ".tmp.tmp", "tmp"]),
+    other=st.one_of(st.none(), _SOME_NAME),
+)
+def test_a_temporary_is_recognised_as_by_its_own_pattern(
+    name: str, around: tuple[str, str], pid: str, hex_: str, end: str, other: str | None
+) -> None:
+    """The sweep's one pattern for every name picks out exactly the files that the pattern of
+    ``temporary_path``'s form for that one name matches, with the same process id: for names
+    like ``name``'s temporaries, with text around the name or in its other parts, and others."""
+    import re
+
+    from resume_kit.infra.store import temporary_pid
+
+    before, after = around
+    file_name = f".{before}{name}{after}.{pid}.{hex_}{end}" if other is None else other
+    own = re.fullmatch(rf"\.{re.escape(name)}\.([0-9]+)\.[0-9a-f]+\.tmp", file_name)
+    assert temporary_pid(file_name, name) == (int(own.group(1)) if own else None)
 
 
 def test_a_history_name_that_is_no_date_is_passed_over(tmp_path: Path) -> None:
