@@ -419,6 +419,7 @@ SERVED_HOOK_BRIEF = SERVED_BRIEF | {
     "resume_kit.core.timeutil",
     "resume_kit.infra.safefs",  # the activity log read, then written (the meter's event)
     "resume_kit.infra.store",
+    "resume_kit.core.lazy_regex",  # re only: store's pattern for stale temporaries
     "resume_kit.infra.paths",
 }
 
