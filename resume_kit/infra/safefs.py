@@ -103,18 +103,14 @@ def contained_lstats(
     root: str, paths: Iterable[str]
 ) -> Iterator[tuple[str, str | None, os.stat_result | None]]:
     """:func:`contained_lstat` of each of ``paths`` (relative to ``root``), for thousands at
-    once (a snapshot's artifacts), the folders found safe remembered from one to the next:
-    ``(path, absolute path, lstat)``: ``(path, None, None)`` where ``contained_lstat`` raises
-    :class:`UnsafePath`, ``(path, "", None)`` where it raises another ``OSError`` (missing)."""
+    once (a snapshot's artifacts), the folders found safe remembered from one to the next (a
+    path in one of them takes one ``lstat``): ``(path, absolute path, lstat)``; ``(path, None,
+    None)`` where ``contained_lstat`` raises :class:`UnsafePath`, ``(path, "", None)`` where it
+    raises another ``OSError`` (missing)."""
     checked: set[str] = set()
-    info: os.stat_result | None  # never None after the walk with missing_ok False
     for rel in paths:
         try:
-            known = _in_checked_folder(root, rel, checked)
-            if known is None:
-                full, info = contained_lstat(root, rel, checked=checked)
-            else:  # most paths of a batch: only the last component is looked at
-                full, info = _last_component(known, rel, False)
+            full, info = contained_lstat(root, rel, checked=checked)
         except UnsafePath:
             yield rel, None, None
         except OSError:
