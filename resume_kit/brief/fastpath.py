@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 
     from resume_kit.core.typing_light import Any
     from resume_kit.infra.deps import Recorder
+    from resume_kit.infra.gitcmd import Child
 
 RECEIPT_VERSION = 2
 # A receipt file: this line, the SHA-256 of the rest, a newline, then the receipt as marshal
@@ -399,7 +400,7 @@ def _hook_matches(hook: dict[str, Any], hook_input: dict[str, Any]) -> str | Non
 class _Running:
     """A ``git status`` child handed to the build: collected or abandoned there."""
 
-    def __init__(self, child: tuple[int, int]) -> None:
+    def __init__(self, child: Child) -> None:
         self.child = child
 
     def collect(self) -> tuple[bytes, bool]:
@@ -437,56 +438,22 @@ def _differs(now: Signature, recorded: Any) -> bool:
     return bool((None if now is None else list(now)) != recorded)
 
 
-def _spawn_status(git: str, argv: list[str], cwd: str) -> tuple[int, int]:
-    """(pid, read end) of ``git status`` running in ``cwd`` with resume-kit's git environment,
-    its stdout on a pipe, stdin and stderr on the null device."""
-    from resume_kit.infra.gitcmd import clean_git_env
+def _spawn_status(git: str, argv: list[str], cwd: str) -> Child:
+    """``git status`` (the recorded ``argv``, run by ``git``) started in ``cwd`` with
+    resume-kit's git environment, its stdout on a pipe, stderr on the null device."""
+    from resume_kit.infra.gitcmd import start_argv
 
-    read_end, write_end = os.pipe()
-    here = os.getcwd()
-    os.chdir(cwd)  # posix_spawn has no cwd in Python 3.11: the child inherits this one
-    try:
-        pid = os.posix_spawn(
-            git,
-            argv,
-            clean_git_env(),
-            file_actions=[
-                (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-                (os.POSIX_SPAWN_DUP2, write_end, 1),
-                (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0),
-                (os.POSIX_SPAWN_CLOSE, read_end),
-            ],
-        )
-    except BaseException:
-        os.close(read_end)
-        raise
-    finally:
-        os.chdir(here)
-        os.close(write_end)
-    return pid, read_end
+    return start_argv(cwd, [git, *argv[1:]], stderr=False)
 
 
-def _collect(child: tuple[int, int]) -> tuple[bytes, bool]:
-    pid, read_end = child
-    chunks = []
-    try:
-        while data := os.read(read_end, 1 << 20):
-            chunks.append(data)
-    finally:
-        os.close(read_end)
-    _, status = os.waitpid(pid, 0)
-    return b"".join(chunks), os.waitstatus_to_exitcode(status) == 0
+def _collect(child: Child) -> tuple[bytes, bool]:
+    output, _ = child.communicate()
+    return output, child.returncode == 0
 
 
-def _abandon(child: tuple[int, int]) -> None:
-    import contextlib
-    import signal
-
-    pid, read_end = child
-    with contextlib.suppress(OSError):  # already gone
-        os.kill(pid, signal.SIGKILL)
-    os.close(read_end)
-    os.waitpid(pid, 0)
+def _abandon(child: Child) -> None:
+    child.kill()
+    child.communicate()
 
 
 # --------------------------------------------------------------------------- recording

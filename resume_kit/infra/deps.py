@@ -3,10 +3,10 @@
 :class:`Watch` watches one build in this process: every file it opened (CPython's ``open``
 audit event, which fires before the open, so a missing file is seen too), every folder it
 listed (``os.listdir``/``os.scandir``), every database it connected to, every program it started
-(``subprocess.Popen``), and every path it only looked at (``os.stat``/``os.lstat``, which have
-no audit event, are wrapped while recording; ``os.path.exists``, ``pathlib`` and ``glob`` go
-through them). The served brief (:mod:`resume_kit.brief.fastpath`) compares the signatures
-later. Standard library only: the served path imports this module.
+(``subprocess.Popen``, ``os.posix_spawn``), and every path it only looked at
+(``os.stat``/``os.lstat``, which have no audit event, are wrapped while recording;
+``os.path.exists``, ``pathlib`` and ``glob`` go through them). The served brief
+(:mod:`resume_kit.brief.fastpath`) compares the signatures later. Standard library only: the served path imports this module.
 """
 
 from __future__ import annotations
@@ -103,7 +103,7 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
     elif event in ("os.rename", "os.remove", "os.mkdir", "os.rmdir", "os.unlink"):
         for path in args[:2] if event == "os.rename" else args[:1]:
             rec.note(path, written=True)
-    elif event == "subprocess.Popen":
+    elif event in ("subprocess.Popen", "os.posix_spawn"):  # args: (program, argv, ...)
         argv = args[1]
         rec.programs.append(
             [os.fsdecode(a) for a in (argv if isinstance(argv, list | tuple) else [argv])]

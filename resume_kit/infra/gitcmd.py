@@ -24,19 +24,44 @@ resume-kit runs no git command that fires hooks (``core.hooksPath``) on its own,
 command, and ``git interpret-trailers`` (whose ``trailer.<key>.command`` would run) only outside
 the repository (:mod:`resume_kit.integrations.hook_entry`). ``tests/adversarial/test_security_hooks.py`` proves it.
 
-git runs through :mod:`subprocess` directly, as pre-commit does; why GitPython stays out
-(import cost, maintenance mode, leaks, no porcelain-v2 parser) is in docs/architecture.md.
+git runs as a plain child process, as pre-commit runs it; why GitPython stays out (import cost,
+maintenance mode, leaks, no porcelain-v2 parser) is in docs/architecture.md. It is started with
+``os.posix_spawn``, not :mod:`subprocess`: every brief runs git (its configuration, ``status``
+and ``log``), and importing subprocess brings locale, selectors and fcntl along, ~3 ms of a
+large brief (2026-12-06). What subprocess does that matters for git is done the same way
+(:func:`start_program`):
+
+* the program is found on the ``PATH`` of the environment it runs with (subprocess's rule);
+* stdin is the null device; stdout and stderr are pipes, read together until both close, so a
+  child that fills one while the other is being read cannot stall;
+* SIGPIPE and SIGXFSZ, which Python ignores, are back at their defaults in the child (as
+  subprocess's ``restore_signals``);
+* no descriptor this process opened is passed on (Python opens them close-on-exec). Unlike
+  subprocess's ``close_fds``, what this process's own parent passed on inheritable is passed
+  on too, as a shell does; the child is git, and it is waited for or killed.
+
+``posix_spawn`` cannot change the child's folder (Python has no such file action), and
+changing this process's folder would move every thread's: the folder goes in as git's ``-C``
+(:func:`start_argv`).
 """
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 
 from resume_kit.infra.errors import ResumeKitError
 
 TYPE_CHECKING = False  # not typing's (see below)
 if TYPE_CHECKING:
-    from subprocess import Popen
+    from collections.abc import Mapping
+
+_signal = __import__("_signal")  # built in and already loaded; `signal` costs ~1 ms
+_RESTORED_SIGNALS = tuple(
+    getattr(_signal, name) for name in ("SIGPIPE", "SIGXFSZ") if hasattr(_signal, name)
+)
+_CHUNK = 1 << 20
 
 # Paths are os.PathLike (a pathlib.Path is one) so that importing this module costs neither
 # pathlib nor typing: the prepare-commit-msg hook imports it on every commit.
@@ -84,13 +109,112 @@ _PATHSPEC_VARS = (
 )
 
 
-def find_program(name: str) -> str | None:
-    """``name`` on ``PATH`` as a subprocess would find it (the first executable file)."""
-    for folder in os.environ.get("PATH", os.defpath).split(os.pathsep):
+class Child:
+    """A started program with its stdout (and stderr, when piped) to read; ``returncode`` is
+    None until :meth:`communicate` has waited for it. Like ``subprocess.Popen``'s."""
+
+    __slots__ = ("_pipes", "pid", "returncode")
+
+    def __init__(self, pid: int, pipes: list[int]) -> None:
+        self.pid = pid
+        self._pipes = pipes  # [stdout] or [stdout, stderr]: read ends
+        self.returncode: int | None = None
+
+    def communicate(self) -> tuple[bytes, bytes]:
+        """Everything the program writes to stdout and stderr (empty when not piped), after
+        it exited; its exit status is then in ``returncode``."""
+        chunks: dict[int, list[bytes]] = {fd: [] for fd in self._pipes}
+        try:
+            if len(self._pipes) == 1:
+                while data := os.read(self._pipes[0], _CHUNK):
+                    chunks[self._pipes[0]].append(data)
+            else:
+                _read_together(chunks)
+        finally:
+            self._close()
+        self._wait()
+        out, *err = (b"".join(parts) for parts in chunks.values())
+        return out, err[0] if err else b""
+
+    def kill(self) -> None:
+        """Stop the program (SIGKILL) if it still runs; :meth:`communicate` reaps it."""
+        import contextlib
+
+        if self.returncode is None:
+            with contextlib.suppress(OSError):  # already gone
+                os.kill(self.pid, _signal.SIGKILL)
+
+    def _close(self) -> None:
+        while self._pipes:
+            os.close(self._pipes.pop())
+
+    def _wait(self) -> None:
+        if self.returncode is None:
+            _, status = os.waitpid(self.pid, 0)
+            self.returncode = os.waitstatus_to_exitcode(status)
+
+
+def _read_together(chunks: dict[int, list[bytes]]) -> None:
+    import select
+
+    poller = select.poll()
+    for fd in chunks:
+        poller.register(fd, select.POLLIN)
+    open_fds = len(chunks)
+    while open_fds:
+        for fd, _ in poller.poll():
+            data = os.read(fd, _CHUNK)
+            if data:
+                chunks[fd].append(data)
+            else:
+                poller.unregister(fd)
+                open_fds -= 1
+
+
+def find_program(name: str, env: Mapping[str, str] | None = None) -> str | None:
+    """``name`` as subprocess would run it: itself when it names a folder, else the first
+    executable file of that name on the ``PATH`` of ``env`` (default: this process's)."""
+    if os.path.dirname(name):
+        return name
+    for folder in os.get_exec_path(env):
         candidate = os.path.join(folder or ".", name)
         if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
             return os.path.abspath(candidate)
     return None
+
+
+def start_program(argv: list[str], env: dict[str, str], *, stderr: bool = True) -> Child:
+    """``argv`` started with ``env`` (see the module doc), stdin on the null device, stdout piped and stderr piped
+    (``stderr=False``: on the null device). FileNotFoundError when the program is not found."""
+    program = find_program(argv[0], env)
+    if program is None:
+        raise FileNotFoundError(2, "No such file or directory", argv[0])
+    out_read, out_write = os.pipe()
+    pipes, actions = (
+        [out_read],
+        [
+            (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+            (os.POSIX_SPAWN_DUP2, out_write, 1),
+        ],
+    )
+    ends = [out_write]
+    if stderr:
+        err_read, err_write = os.pipe()
+        pipes.append(err_read)
+        ends.append(err_write)
+        actions.append((os.POSIX_SPAWN_DUP2, err_write, 2))
+    else:
+        actions.append((os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0))
+    try:
+        pid = os.posix_spawn(program, argv, env, file_actions=actions, setsigdef=_RESTORED_SIGNALS)
+    except BaseException:
+        for fd in pipes:
+            os.close(fd)
+        raise
+    finally:
+        for fd in ends:
+            os.close(fd)
+    return Child(pid, pipes)
 
 
 def clean_git_env(base: dict[str, str] | None = None) -> dict[str, str]:
@@ -143,12 +267,12 @@ _read_ahead: dict[str, tuple[dict[str, None], dict[str, str]]] = {}  # read with
 _CONFIG_ARGS = ("config", "-z", "--get-regexp", r"^(filter|core)\.")
 
 
-def _start_config_read(cwd: os.PathLike[str]) -> Popen[bytes]:
+def _start_config_read(cwd: os.PathLike[str]) -> Child:
     """``git config --get-regexp`` of the configuration seen from ``cwd``, started."""
     return start_git(cwd, *_CONFIG_ARGS)
 
 
-def start_config_read(cwd: os.PathLike[str]) -> Popen[bytes] | None:
+def start_config_read(cwd: os.PathLike[str]) -> Child | None:
     """The configuration read of :func:`filter_overrides` started now, to run alongside the
     ``git rev-parse`` that finds the work tree; hand it to :func:`adopt_config_read`. None when
     it cannot start (then it is read the usual way)."""
@@ -158,7 +282,7 @@ def start_config_read(cwd: os.PathLike[str]) -> Popen[bytes] | None:
         return None
 
 
-def adopt_config_read(started: Popen[bytes] | None, root: os.PathLike[str] | None) -> None:
+def adopt_config_read(started: Child | None, root: os.PathLike[str] | None) -> None:
     """Wait for ``started`` and keep its answer as the configuration seen from ``root``: the
     repository that ``git rev-parse`` found from the same directory, so the same files. None:
     the directory is no work tree, and the answer is dropped."""
@@ -242,40 +366,35 @@ def git_argv(cwd: os.PathLike[str], args: tuple[str, ...]) -> list[str]:
     return [*argv, *args[: index + 1], *SUBCOMMAND_OPTIONS.get(sub, ()), *args[index + 1 :]]
 
 
-def start_git(cwd: os.PathLike[str], *args: str) -> Popen[bytes]:
+def start_argv(cwd: str | os.PathLike[str], argv: list[str], *, stderr: bool = True) -> Child:
+    """A whole git argv (from :func:`git_argv`) started in ``cwd`` with resume-kit's git
+    environment (see :func:`start_program`). The folder goes in as git's ``-C``,
+    checked first as subprocess's change of folder would be: FileNotFoundError or
+    NotADirectoryError."""
+    folder = os.fspath(cwd)
+    if not stat.S_ISDIR(os.stat(folder).st_mode):
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), folder)
+    return start_program([argv[0], "-C", folder, *argv[1:]], clean_git_env(), stderr=stderr)
+
+
+def start_git(cwd: os.PathLike[str], *args: str) -> Child:
     """``git ARGS`` (see :func:`git_argv`) started in ``cwd``, its stdout and stderr piped: for a
     read whose answer is needed later, so git runs while this process works. Finish it with
     ``communicate()``."""
-    import subprocess
-
-    return subprocess.Popen(
-        git_argv(cwd, args),
-        cwd=cwd,
-        env=clean_git_env(),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
+    return start_argv(cwd, git_argv(cwd, args))
 
 
 def run_git_bytes(
     cwd: os.PathLike[str], *args: str, check: bool = True
 ) -> tuple[int, bytes, bytes]:
     """Run git ARGS (see :func:`git_argv`) in ``cwd``; return (status, stdout, stderr)."""
-    import subprocess
-
-    argv = git_argv(cwd, args)
-    proc = subprocess.run(
-        argv,
-        cwd=cwd,
-        env=clean_git_env(),
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        check=False,
-    )
-    if check and proc.returncode != 0:
-        raise GitFailed(list(args), proc.returncode, proc.stderr.decode("utf-8", "replace"))
-    return proc.returncode, proc.stdout, proc.stderr
+    child = start_argv(cwd, git_argv(cwd, args))
+    out, err = child.communicate()
+    status = child.returncode
+    assert status is not None
+    if check and status != 0:
+        raise GitFailed(list(args), status, err.decode("utf-8", "replace"))
+    return status, out, err
 
 
 def run_git(cwd: os.PathLike[str], *args: str, check: bool = True) -> str:

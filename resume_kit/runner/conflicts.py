@@ -11,8 +11,7 @@ from resume_kit.core.typing_light import TYPE_CHECKING
 from resume_kit.infra.errors import ResumeKitError
 
 if TYPE_CHECKING:
-    from subprocess import Popen
-
+    from resume_kit.infra.gitcmd import Child
     from resume_kit.infra.paths import Layout
 
 SHOWN = 5  # conflicted paths named in the message
@@ -28,7 +27,7 @@ _CONTINUE = {
 _UNMERGED = ("ls-files", "--unmerged", "-z")
 
 
-class _Untaken(dict[str, "Popen[bytes]"]):
+class _Untaken(dict[str, "Child"]):
     """Work tree -> the check started ahead; emptied, it stops what is still running."""
 
     def clear(self) -> None:
@@ -53,7 +52,7 @@ def start_conflicts_check(layout: Layout) -> None:
         _started[key] = start_git(layout.root, *_UNMERGED)
 
 
-def _stop(proc: Popen[bytes]) -> None:
+def _stop(proc: Child) -> None:
     proc.kill()
     proc.communicate()
 

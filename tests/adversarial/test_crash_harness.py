@@ -70,7 +70,7 @@ import os, signal, sys
 target = int(os.environ.get("RK_KILL_AT_EVENT", "0"))
 count_file = os.environ.get("RK_EVENT_COUNT_FILE")
 WATCHED = {"open", "os.rename", "os.remove", "os.link", "os.mkdir", "os.rmdir", "os.truncate",
-           "subprocess.Popen", "os.utime", "os.chmod"}
+           "subprocess.Popen", "os.posix_spawn", "os.utime", "os.chmod"}
 seen = 0
 
 def hook(event, args):

@@ -19,7 +19,7 @@ from resume_kit.integrations.git_hooks import _BOOTSTRAP, package_parent
 from tests.conftest import git
 
 # Never needed by any of these paths: the summariser's SDK and its HTTP stack, typer's optional
-# Pydantic coercion, GitPython (git runs through subprocess), the round-trip YAML library
+# Pydantic coercion, GitPython (git runs as a plain child process), the round-trip YAML library
 # (only a progress file that libyaml rejects needs it), plain HTTP clients, the MCP SDK (only
 # `resume-kit mcp` imports it).
 NEVER = {"anthropic", "httpx", "httpcore", "pydantic", "pydantic_core", "git", "gitdb", "ruamel",
@@ -193,6 +193,8 @@ def test_brief_without_summarize(workspace: Path, tmp_path: Path, fmt: str) -> N
     # snapshot's and the brief's records go to the history's journal (no sqlite3); typing's
     # names come from core.typing_light
     assert heavy(found, {"platformdirs", "resume_kit.brief.summarize", "sqlite3", "typing"}) == []
+    # infra.gitcmd starts git without subprocess (and its locale and selectors)
+    assert heavy(found, {"subprocess", "selectors", "locale"}) == []
 
 
 def test_a_full_brief_with_its_token_count_remembered_imports_no_pool(
