@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import signal
 import sys
 import threading
 import time
@@ -708,6 +707,8 @@ def _limited(deadline: float) -> Iterator[None]:
     remaining = deadline - time.monotonic()
     if remaining <= 0:
         raise _LimitHit(f"took longer than {RENDER_SECONDS:g} s")
+    import signal  # only for a repository template: the shipped one needs no limit
+
     on_main = threading.current_thread() is threading.main_thread()
     use_alarm = on_main and hasattr(signal, "setitimer")
     previous: Any = None
