@@ -6,7 +6,8 @@ listed (``os.listdir``/``os.scandir``), every database it connected to, every pr
 (``subprocess.Popen``, ``os.posix_spawn``), and every path it only looked at
 (``os.stat``/``os.lstat``, which have no audit event, are wrapped while recording;
 ``os.path.exists``, ``pathlib`` and ``glob`` go through them). The served brief
-(:mod:`resume_kit.brief.fastpath`) compares the signatures later. Standard library only: the served path imports this module.
+(:mod:`resume_kit.brief.fastpath`) compares the signatures later. Standard library only: the
+served path imports this module.
 """
 
 from __future__ import annotations

@@ -27,8 +27,8 @@ the repository (:mod:`resume_kit.integrations.hook_entry`). ``tests/adversarial/
 git runs as a plain child process, as pre-commit runs it; why GitPython stays out (import cost,
 maintenance mode, leaks, no porcelain-v2 parser) is in docs/architecture.md. It is started with
 ``os.posix_spawn``, not :mod:`subprocess`: every brief runs git (its configuration, ``status``
-and ``log``), and importing subprocess brings locale, selectors and fcntl along, ~3 ms of a
-large brief (2026-12-06). What subprocess does that matters for git is done the same way
+and ``log``), and importing subprocess brings locale, selectors and fcntl along: ~2.5 ms of
+imports on every brief (2026-12-06). What subprocess does that matters for git is done the same way
 (:func:`start_program`):
 
 * the program is found on the ``PATH`` of the environment it runs with (subprocess's rule);
@@ -133,8 +133,8 @@ class Child:
         finally:
             self._close()
         self._wait()
-        out, *err = (b"".join(parts) for parts in chunks.values())
-        return out, err[0] if err else b""
+        out, err, *_ = [b"".join(parts) for parts in chunks.values()] + [b"", b""]
+        return out, err
 
     def kill(self) -> None:
         """Stop the program (SIGKILL) if it still runs; :meth:`communicate` reaps it."""
@@ -184,8 +184,9 @@ def find_program(name: str, env: Mapping[str, str] | None = None) -> str | None:
 
 
 def start_program(argv: list[str], env: dict[str, str], *, stderr: bool = True) -> Child:
-    """``argv`` started with ``env`` (see the module doc), stdin on the null device, stdout piped and stderr piped
-    (``stderr=False``: on the null device). FileNotFoundError when the program is not found."""
+    """``argv`` started with ``env`` (see the module doc), stdin on the null device, stdout
+    piped and stderr piped (``stderr=False``: on the null device). FileNotFoundError when the
+    program is not found."""
     program = find_program(argv[0], env)
     if program is None:
         raise FileNotFoundError(2, "No such file or directory", argv[0])

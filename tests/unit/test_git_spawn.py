@@ -121,11 +121,23 @@ def test_a_killed_child_is_reaped_with_its_signal() -> None:
     child = gitcmd.start_program(
         python("import time; print('up', flush=True); time.sleep(60)"), ENV
     )
-    assert os.read(child._pipes[0], 3) == b"up\n"
+    seen = b""
+    while not seen.endswith(b"\n"):  # it runs: print may write the line in two pieces
+        piece = os.read(child._pipes[0], 3)
+        assert piece, "the child ended early"
+        seen += piece
+    assert seen == b"up\n"
     child.kill()
     child.communicate()
     assert child.returncode == -signal.SIGKILL
     child.kill()  # reaped already: nothing happens
+    assert child.communicate() == (b"", b"")  # and nothing is left to read
+
+
+def test_with_stderr_on_the_null_device_only_stdout_is_read() -> None:
+    code = "import sys; print('out'); print('err', file=sys.stderr)"
+    child = gitcmd.start_program(python(code), ENV, stderr=False)
+    assert child.communicate() == (b"out\n", b"") and child.returncode == 0
 
 
 def test_git_runs_in_the_folder_asked_for_and_a_missing_one_is_refused_as_subprocess_would(
