@@ -18,8 +18,9 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from hashlib import _Hash, blake2b
 
-# where OpenSSL's speed pays for its import: ~5.7 ms with hashlib's module, ~6 ns a byte faster
-# (2026-12-06: a large brief's 538 KB snapshot 4.0 ms built in, 6.4 ms with the import)
+# where OpenSSL's speed (~6 ns a byte faster) pays for its import (~5.7 ms with hashlib's
+# module in a bare process, less inside a brief; 2026-12-06: a large brief's 538 KB snapshot
+# checksum took 2.8 ms built in against 3.8 ms with the import, medians of 15)
 OPENSSL_FROM = 1024 * 1024
 LARGE = 256 * 1024  # where a key is hashed on a thread
 _BUILTIN: list[Callable[[bytes], _Hash]] = []
