@@ -27,7 +27,7 @@ the repository (:mod:`resume_kit.integrations.hook_entry`). ``tests/adversarial/
 git runs as a plain child process, as pre-commit runs it; why GitPython stays out (import cost,
 maintenance mode, leaks, no porcelain-v2 parser) is in docs/architecture.md. It is started with
 ``os.posix_spawn``, not :mod:`subprocess`: every brief runs git (its configuration, ``status``
-and ``log``), and importing subprocess brings locale, selectors and fcntl along: ~2.5 ms of
+and ``log``), and importing subprocess brings locale, selectors and fcntl along: ~2.4 ms of
 imports on every brief (2026-12-06). What subprocess does that matters for git is done the same way
 (:func:`start_program`):
 
