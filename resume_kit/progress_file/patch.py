@@ -257,14 +257,14 @@ def _rewrite_block(
 ) -> str | None:
     from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
-    from resume_kit.progress_file.roundtrip import merge_into
+    from resume_kit.progress_file.roundtrip import load_quietly, merge_into
 
     # Trailing comment and blank lines go around ruamel (it drops a comment that ends a
     # document after a nested list) and are put back verbatim.
     block, trailer = _split_trailer(block, dash_indent)
     yaml = _yaml_rt((dash_indent + 2, dash_indent))
     try:
-        node = yaml.load(block)
+        node = load_quietly(yaml, block)
     except Exception:
         return None
     if not (

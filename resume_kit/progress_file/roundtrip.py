@@ -35,11 +35,21 @@ def detect_indent(text: str) -> tuple[int, int]:
     return 4, 2
 
 
+def load_quietly(yaml: Any, text: str) -> Any:
+    """``yaml.load(text)`` with ruamel's warnings (a reused anchor) kept off stderr: they quote
+    the file's text raw, over several lines, before resume-kit's own one-line error."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return yaml.load(text)
+
+
 def parse_text(text: str, name: str = "progress.yaml") -> Any:
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
     try:
-        return _yaml().load(text)
+        return load_quietly(_yaml(), text)
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = f":{mark.line + 1}" if mark is not None else ""

@@ -363,6 +363,9 @@ CASES: list[Case] = [
          ("status",), 2, "unknown key 'colour'"),
     Case("duplicate mapping key", progress("schema_version: 1\ngoal: g\ngoal: h\nunits: []\n"),
          ("status",), 2, "not valid YAML"),
+    Case("a reused anchor (ruamel warns, quoting the text)",
+         progress("schema_version: 2\ngoal: &a g\nunits: &a []\nnote: [\n"),
+         ("status",), 2, "not valid YAML"),
     Case("nesting 5000 deep", progress("schema_version: 1\ngoal: g\nunits: " + "[" * 5000 + "]" * 5000 + "\n"),
          ("status",), 2, "nested more than 64 levels deep"),
     Case("nesting 200 deep", progress("schema_version: 1\ngoal: g\nunits: " + "[" * 200 + "]" * 200 + "\n"),
@@ -709,6 +712,7 @@ def test_hostile_input(case: Case, template_repo: Path, tmp_path: Path) -> None:
         after = file_states(repo)
     report = f"exit {outcome.code} in {outcome.seconds:.1f}s\nstdout: {outcome.stdout[-2000:]}\nstderr: {outcome.stderr[-2000:]}"
     assert "Traceback" not in outcome.stderr + outcome.stdout, report
+    assert "Warning: " not in outcome.stderr, report  # a library's warning, quoting input raw
     assert outcome.code == case.code, report
     errors = [line for line in outcome.stderr.splitlines() if line.startswith("resume-kit: error:")]
     if case.code == 2:
