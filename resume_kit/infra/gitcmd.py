@@ -28,8 +28,8 @@ git runs as a plain child process, as pre-commit runs it; why GitPython stays ou
 maintenance mode, leaks, no porcelain-v2 parser) is in docs/architecture.md. It is started with
 ``os.posix_spawn``, not :mod:`subprocess`: every brief runs git (its configuration, ``status``
 and ``log``), and importing subprocess brings locale, selectors and fcntl along: ~2.4 ms of
-imports on every brief (2026-12-06). What subprocess does that matters for git is done the same way
-(:func:`start_program`):
+imports on every brief (2026-12-06). What subprocess does that matters for git is done the same
+way (:func:`start_program`):
 
 * the program is found on the ``PATH`` of the environment it runs with (subprocess's rule);
 * stdin is the null device; stdout and stderr are pipes, read together until both close, so a
@@ -125,7 +125,7 @@ class Child:
         it exited; its exit status is then in ``returncode``."""
         chunks: dict[int, list[bytes]] = {fd: [] for fd in self._pipes}
         try:
-            if len(self._pipes) == 1:
+            if len(self._pipes) == 1:  # no poll: the served path never imports select
                 while data := os.read(self._pipes[0], _CHUNK):
                     chunks[self._pipes[0]].append(data)
             else:
@@ -191,14 +191,11 @@ def start_program(argv: list[str], env: dict[str, str], *, stderr: bool = True) 
     if program is None:
         raise FileNotFoundError(2, "No such file or directory", argv[0])
     out_read, out_write = os.pipe()
-    pipes, actions = (
-        [out_read],
-        [
-            (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-            (os.POSIX_SPAWN_DUP2, out_write, 1),
-        ],
-    )
-    ends = [out_write]
+    pipes, ends = [out_read], [out_write]
+    actions = [
+        (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+        (os.POSIX_SPAWN_DUP2, out_write, 1),
+    ]
     if stderr:
         err_read, err_write = os.pipe()
         pipes.append(err_read)
