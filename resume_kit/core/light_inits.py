@@ -1040,29 +1040,7 @@ def _init68(scope):  # resume_kit.progress_file.importers.speckit.Task
     return __init__
 
 
-def _init69(scope):  # resume_kit.progress_file.io.ProgressDoc
-    _MISSING = scope['_MISSING']
-    _set = scope['_set']
-    _factory3 = scope['_factory3']
-    _default4 = scope['_default4']
-    _default5 = scope['_default5']
-    _default6 = scope['_default6']
-    _default7 = scope['_default7']
-    _default8 = scope['_default8']
-    def __init__(self, path, progress, text, data=_MISSING, _raw=_default4, _only_unit=_default5, _rows=_default6, _cache_text=_default7, _bytes=_default8):
-     self.path = path
-     self.progress = progress
-     self.text = text
-     self.data = _factory3() if data is _MISSING else data
-     self._raw = _raw
-     self._only_unit = _only_unit
-     self._rows = _rows
-     self._cache_text = _cache_text
-     self._bytes = _bytes
-    return __init__
-
-
-def _init70(scope):  # resume_kit.runner.batch_engine.Options
+def _init69(scope):  # resume_kit.runner.batch_engine.Options
     _MISSING = scope['_MISSING']
     _set = scope['_set']
     def __init__(self, jobs, keep_going, max_failures, max_units, time_budget, json_out):
@@ -1075,7 +1053,7 @@ def _init70(scope):  # resume_kit.runner.batch_engine.Options
     return __init__
 
 
-def _init71(scope):  # resume_kit.runner.drill.Kill
+def _init70(scope):  # resume_kit.runner.drill.Kill
     _MISSING = scope['_MISSING']
     _set = scope['_set']
     _default3 = scope['_default3']
@@ -1097,7 +1075,7 @@ def _init71(scope):  # resume_kit.runner.drill.Kill
     return __init__
 
 
-def _init72(scope):  # resume_kit.runner.drill.Receipt
+def _init71(scope):  # resume_kit.runner.drill.Receipt
     _MISSING = scope['_MISSING']
     _set = scope['_set']
     _factory4 = scope['_factory4']
@@ -1124,7 +1102,7 @@ def _init72(scope):  # resume_kit.runner.drill.Receipt
     return __init__
 
 
-def _init73(scope):  # resume_kit.runner.drill.SegmentEnd
+def _init72(scope):  # resume_kit.runner.drill.SegmentEnd
     _MISSING = scope['_MISSING']
     _set = scope['_set']
     _default4 = scope['_default4']
@@ -1137,7 +1115,7 @@ def _init73(scope):  # resume_kit.runner.drill.SegmentEnd
     return __init__
 
 
-def _init74(scope):  # resume_kit.runner.leases.ClaimResult
+def _init73(scope):  # resume_kit.runner.leases.ClaimResult
     _MISSING = scope['_MISSING']
     _set = scope['_set']
     def __init__(self, outcome, unit, where, lease):
@@ -1148,7 +1126,7 @@ def _init74(scope):  # resume_kit.runner.leases.ClaimResult
     return __init__
 
 
-def _init75(scope):  # resume_kit.runner.signal_guard.Signals
+def _init74(scope):  # resume_kit.runner.signal_guard.Signals
     _MISSING = scope['_MISSING']
     _set = scope['_set']
     _default0 = scope['_default0']
@@ -1165,7 +1143,7 @@ def _init75(scope):  # resume_kit.runner.signal_guard.Signals
     return __init__
 
 
-def _init76(scope):  # resume_kit.runner.unitcheck.UnitCheck
+def _init75(scope):  # resume_kit.runner.unitcheck.UnitCheck
     _MISSING = scope['_MISSING']
     _set = scope['_set']
     _default1 = scope['_default1']
@@ -1185,7 +1163,7 @@ def _init76(scope):  # resume_kit.runner.unitcheck.UnitCheck
     return __init__
 
 
-def _init77(scope):  # resume_kit.runner.verify.Outcome
+def _init76(scope):  # resume_kit.runner.verify.Outcome
     _MISSING = scope['_MISSING']
     _set = scope['_set']
     _default5 = scope['_default5']
@@ -1201,7 +1179,7 @@ def _init77(scope):  # resume_kit.runner.verify.Outcome
     return __init__
 
 
-def _init78(scope):  # resume_kit.runner.verify.RunResult
+def _init77(scope):  # resume_kit.runner.verify.RunResult
     _MISSING = scope['_MISSING']
     _set = scope['_set']
     def __init__(self, exit_code, timed_out, interrupted, duration_s, output_tail, output_bytes):
@@ -1214,7 +1192,7 @@ def _init78(scope):  # resume_kit.runner.verify.RunResult
     return __init__
 
 
-def _init79(scope):  # resume_kit.runner.verify.WorkspaceState
+def _init78(scope):  # resume_kit.runner.verify.WorkspaceState
     _MISSING = scope['_MISSING']
     _set = scope['_set']
     def __init__(self, commit, dirty, fingerprint):
@@ -1294,15 +1272,14 @@ FACTORIES = {
     'def __init__(self, indent, unit, notes=_MISSING):\n self.indent = indent\n self.unit = unit\n self.notes = _factory2() if notes is _MISSING else notes\n': _init66,
     'def __init__(self, added=_MISSING, updated=_MISSING, unchanged=_MISSING):\n self.added = _factory0() if added is _MISSING else added\n self.updated = _factory1() if updated is _MISSING else updated\n self.unchanged = _factory2() if unchanged is _MISSING else unchanged\n': _init67,
     'def __init__(self, id, title, parallel=_default2, story=_default3, files=_MISSING, after=_MISSING):\n self.id = id\n self.title = title\n self.parallel = parallel\n self.story = story\n self.files = _factory4() if files is _MISSING else files\n self.after = _factory5() if after is _MISSING else after\n': _init68,
-    'def __init__(self, path, progress, text, data=_MISSING, _raw=_default4, _only_unit=_default5, _rows=_default6, _cache_text=_default7, _bytes=_default8):\n self.path = path\n self.progress = progress\n self.text = text\n self.data = _factory3() if data is _MISSING else data\n self._raw = _raw\n self._only_unit = _only_unit\n self._rows = _rows\n self._cache_text = _cache_text\n self._bytes = _bytes\n': _init69,
-    'def __init__(self, jobs, keep_going, max_failures, max_units, time_budget, json_out):\n self.jobs = jobs\n self.keep_going = keep_going\n self.max_failures = max_failures\n self.max_units = max_units\n self.time_budget = time_budget\n self.json_out = json_out\n': _init70,
-    'def __init__(self, n, after_start, event, unit=_default3, lost_s=_default4, resume_s=_default5, interrupted=_default6, lost_pass=_MISSING, leases_left=_MISSING):\n self.n = n\n self.after_start = after_start\n self.event = event\n self.unit = unit\n self.lost_s = lost_s\n self.resume_s = resume_s\n self.interrupted = interrupted\n self.lost_pass = _factory7() if lost_pass is _MISSING else lost_pass\n self.leases_left = _factory8() if leases_left is _MISSING else leases_left\n': _init71,
-    'def __init__(self, trace, seed, kills_requested, root, kills=_MISSING, broken=_MISSING, skipped=_MISSING, rerun=_MISSING, ran=_MISSING, duration_s=_default9, worktree=_default10, leases=_MISSING):\n self.trace = trace\n self.seed = seed\n self.kills_requested = kills_requested\n self.root = root\n self.kills = _factory4() if kills is _MISSING else kills\n self.broken = _factory5() if broken is _MISSING else broken\n self.skipped = _factory6() if skipped is _MISSING else skipped\n self.rerun = _factory7() if rerun is _MISSING else rerun\n self.ran = _factory8() if ran is _MISSING else ran\n self.duration_s = duration_s\n self.worktree = worktree\n self.leases = _factory11() if leases is _MISSING else leases\n': _init72,
-    "def __init__(self, killed, newest, lost_s, first_s, claims=_default4):\n _set(self, 'killed', killed)\n _set(self, 'newest', newest)\n _set(self, 'lost_s', lost_s)\n _set(self, 'first_s', first_s)\n _set(self, 'claims', claims)\n": _init73,
-    "def __init__(self, outcome, unit, where, lease):\n _set(self, 'outcome', outcome)\n _set(self, 'unit', unit)\n _set(self, 'where', where)\n _set(self, 'lease', lease)\n": _init74,
-    'def __init__(self, two_stage=_default0, drain=_MISSING, kill=_MISSING, interrupts=_default3, announced=_default4):\n self.two_stage = two_stage\n self.drain = _factory1() if drain is _MISSING else drain\n self.kill = _factory2() if kill is _MISSING else kill\n self.interrupts = interrupts\n self.announced = announced\n': _init75,
-    'def __init__(self, outcome, unit_id=_default1, command=_default2, exit_code=_default3, timed_out=_default4, excerpt=_MISSING, log=_default6):\n self.outcome = outcome\n self.unit_id = unit_id\n self.command = command\n self.exit_code = exit_code\n self.timed_out = timed_out\n self.excerpt = _factory5() if excerpt is _MISSING else excerpt\n self.log = log\n': _init76,
-    'def __init__(self, unit_id, command, result, log, recorded, failure=_default5, evidence=_default6):\n self.unit_id = unit_id\n self.command = command\n self.result = result\n self.log = log\n self.recorded = recorded\n self.failure = failure\n self.evidence = evidence\n': _init77,
-    'def __init__(self, exit_code, timed_out, interrupted, duration_s, output_tail, output_bytes):\n self.exit_code = exit_code\n self.timed_out = timed_out\n self.interrupted = interrupted\n self.duration_s = duration_s\n self.output_tail = output_tail\n self.output_bytes = output_bytes\n': _init78,
-    'def __init__(self, commit, dirty, fingerprint):\n self.commit = commit\n self.dirty = dirty\n self.fingerprint = fingerprint\n': _init79,
+    'def __init__(self, jobs, keep_going, max_failures, max_units, time_budget, json_out):\n self.jobs = jobs\n self.keep_going = keep_going\n self.max_failures = max_failures\n self.max_units = max_units\n self.time_budget = time_budget\n self.json_out = json_out\n': _init69,
+    'def __init__(self, n, after_start, event, unit=_default3, lost_s=_default4, resume_s=_default5, interrupted=_default6, lost_pass=_MISSING, leases_left=_MISSING):\n self.n = n\n self.after_start = after_start\n self.event = event\n self.unit = unit\n self.lost_s = lost_s\n self.resume_s = resume_s\n self.interrupted = interrupted\n self.lost_pass = _factory7() if lost_pass is _MISSING else lost_pass\n self.leases_left = _factory8() if leases_left is _MISSING else leases_left\n': _init70,
+    'def __init__(self, trace, seed, kills_requested, root, kills=_MISSING, broken=_MISSING, skipped=_MISSING, rerun=_MISSING, ran=_MISSING, duration_s=_default9, worktree=_default10, leases=_MISSING):\n self.trace = trace\n self.seed = seed\n self.kills_requested = kills_requested\n self.root = root\n self.kills = _factory4() if kills is _MISSING else kills\n self.broken = _factory5() if broken is _MISSING else broken\n self.skipped = _factory6() if skipped is _MISSING else skipped\n self.rerun = _factory7() if rerun is _MISSING else rerun\n self.ran = _factory8() if ran is _MISSING else ran\n self.duration_s = duration_s\n self.worktree = worktree\n self.leases = _factory11() if leases is _MISSING else leases\n': _init71,
+    "def __init__(self, killed, newest, lost_s, first_s, claims=_default4):\n _set(self, 'killed', killed)\n _set(self, 'newest', newest)\n _set(self, 'lost_s', lost_s)\n _set(self, 'first_s', first_s)\n _set(self, 'claims', claims)\n": _init72,
+    "def __init__(self, outcome, unit, where, lease):\n _set(self, 'outcome', outcome)\n _set(self, 'unit', unit)\n _set(self, 'where', where)\n _set(self, 'lease', lease)\n": _init73,
+    'def __init__(self, two_stage=_default0, drain=_MISSING, kill=_MISSING, interrupts=_default3, announced=_default4):\n self.two_stage = two_stage\n self.drain = _factory1() if drain is _MISSING else drain\n self.kill = _factory2() if kill is _MISSING else kill\n self.interrupts = interrupts\n self.announced = announced\n': _init74,
+    'def __init__(self, outcome, unit_id=_default1, command=_default2, exit_code=_default3, timed_out=_default4, excerpt=_MISSING, log=_default6):\n self.outcome = outcome\n self.unit_id = unit_id\n self.command = command\n self.exit_code = exit_code\n self.timed_out = timed_out\n self.excerpt = _factory5() if excerpt is _MISSING else excerpt\n self.log = log\n': _init75,
+    'def __init__(self, unit_id, command, result, log, recorded, failure=_default5, evidence=_default6):\n self.unit_id = unit_id\n self.command = command\n self.result = result\n self.log = log\n self.recorded = recorded\n self.failure = failure\n self.evidence = evidence\n': _init76,
+    'def __init__(self, exit_code, timed_out, interrupted, duration_s, output_tail, output_bytes):\n self.exit_code = exit_code\n self.timed_out = timed_out\n self.interrupted = interrupted\n self.duration_s = duration_s\n self.output_tail = output_tail\n self.output_bytes = output_bytes\n': _init77,
+    'def __init__(self, commit, dirty, fingerprint):\n self.commit = commit\n self.dirty = dirty\n self.fingerprint = fingerprint\n': _init78,
 }

@@ -244,6 +244,27 @@ def read_regular(path: Path | str, limit: int, *, follow: bool = False) -> bytes
     return data
 
 
+_COMPARE_CHUNK = 1 << 18
+
+
+def holds_bytes(path: Path | str, expected: bytes) -> bool:
+    """Whether the regular file ``path`` holds exactly ``expected``; False when it cannot be
+    read. Compared a chunk at a time: reading a 4 MB file whole to compare it would fault in 4
+    MB of new memory (~1,000 page faults, ~2 ms) every time."""
+    try:
+        with open_regular(path) as handle:
+            if os.fstat(handle.fileno()).st_size != len(expected):
+                return False
+            at = 0
+            while chunk := handle.read(_COMPARE_CHUNK):
+                if chunk != expected[at : at + len(chunk)]:
+                    return False
+                at += len(chunk)
+    except OSError:
+        return False
+    return at == len(expected)
+
+
 def escapes(pattern: str) -> str | None:
     """Why a path or glob written in config.yaml or a unit obviously leaves the work tree (an
     absolute path, or a ``..`` that climbs above the root), or None. ``**`` may match no

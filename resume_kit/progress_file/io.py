@@ -8,8 +8,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from resume_kit.core.digest import file_key, file_key_started
-from resume_kit.core.light_dataclass import dataclass, field
-from resume_kit.core.typing_light import TYPE_CHECKING, Any
+from resume_kit.core.typing_light import TYPE_CHECKING, Any, TypeVar
 from resume_kit.infra.errors import ProgressFileError
 from resume_kit.infra.paths import Layout
 from resume_kit.infra.store import FileLock, atomic_write, ensure_gitignore, keep_history
@@ -30,25 +29,54 @@ from resume_kit.progress_file.validate import migrate, model_from_cache, validat
 if TYPE_CHECKING:
     import re
 
+Text = TypeVar("Text", str, bytes)
+
 MAX_FILE_BYTES = 16 * 1024 * 1024
 
 
-@dataclass
 class ProgressDoc:
-    """A loaded progress file: the typed model, its text, and the data it was loaded as."""
+    """A loaded progress file: the typed model, its text, and the data it was loaded as.
 
-    path: Path
-    progress: Progress
-    text: str
-    # to_data() of the model as loaded; empty until :meth:`loaded` when the model's units are
-    # built when read (then _rows holds the cache's lines, _cache_text its text)
-    data: dict[str, Any] = field(default_factory=dict)
-    _raw: Any = field(default=None, repr=False)
-    # the one unit the model changed in, when the caller says so (changed_only)
-    _only_unit: str | None = field(default=None, repr=False)
-    _rows: CachedRows | None = field(default=None, repr=False)
-    _cache_text: str | None = field(default=None, repr=False)
-    _bytes: bytes | None = field(default=None, repr=False)  # the text's bytes, as read or written
+    The text is decoded from its bytes when first read: a model from the cache and a checkpoint
+    that rewrites one unit in the bytes never need the whole text (4 MB on a large plan)."""
+
+    def __init__(
+        self,
+        path: Path,
+        progress: Progress,
+        text: str | None,
+        data: dict[str, Any] | None = None,
+        *,
+        _rows: CachedRows | None = None,
+        _cache_text: str | None = None,
+        _bytes: bytes | None = None,
+    ) -> None:
+        if text is None and _bytes is None:
+            raise ValueError("a progress document needs its text or its bytes")
+        self.path = path
+        self.progress = progress
+        self._text = text
+        # to_data() of the model as loaded; empty until :meth:`loaded` when the model's units
+        # are built when read (then _rows holds the cache's lines, _cache_text its text)
+        self.data: dict[str, Any] = data if data is not None else {}
+        self._raw: Any = None
+        # the one unit the model changed in, when the caller says so (changed_only)
+        self._only_unit: str | None = None
+        self._rows = _rows
+        self._cache_text = _cache_text
+        self._bytes = _bytes  # the text's bytes, as read or written
+
+    @property
+    def text(self) -> str:
+        if self._text is None:
+            assert self._bytes is not None
+            # bytes this process wrote, or whose validated model the cache holds: UTF-8
+            self._text = self._bytes.decode("utf-8")
+        return self._text
+
+    @text.setter
+    def text(self, value: str) -> None:
+        self._text = value
 
     def loaded(self) -> dict[str, Any]:
         """:attr:`data`, parsed from the cache's text first when the units are built when read."""
@@ -145,19 +173,26 @@ def _with_version(text: str, version: int) -> str | None:
     return bumped if after == before else None
 
 
-def _version_lines(text: str) -> list[re.Match[str]]:
-    """The matches of :data:`_VERSION_LINE` in ``text``, tried only where its literal start
-    occurs (``str.find``): a regex scan of a 4 MB file took several milliseconds."""
+def _version_lines(text: Text) -> list[re.Match[Text]]:
+    """The matches of :data:`_VERSION_LINE` in ``text`` (a str, or bytes of UTF-8), tried only
+    where its literal start occurs (``find``): a regex scan of a 4 MB file took several
+    milliseconds."""
     import re
 
-    pattern = re.compile(_VERSION_LINE, re.MULTILINE)
-    found: list[re.Match[str]] = []
-    at = 0 if text.startswith(_VERSION_START[1:]) else text.find(_VERSION_START)
+    if isinstance(text, str):
+        return _lines_matching(text, re.compile(_VERSION_LINE, re.MULTILINE), _VERSION_START)
+    pattern = re.compile(_VERSION_LINE.encode("ascii"), re.MULTILINE)
+    return _lines_matching(text, pattern, _VERSION_START.encode("ascii"))
+
+
+def _lines_matching(text: Text, pattern: re.Pattern[Text], start: Text) -> list[re.Match[Text]]:
+    found: list[re.Match[Text]] = []
+    at = 0 if text.startswith(start[1:]) else text.find(start)
     while at >= 0:
         match = pattern.match(text, at)
         if match is not None:
             found.append(match)
-        at = text.find(_VERSION_START, at + 1)
+        at = text.find(start, at + 1)
     return found
 
 
@@ -218,6 +253,15 @@ def read_bytes(path: Path) -> bytes:
             hint="progress.yaml must be a plain text file (a symbolic link loop?)",
         ) from None
     return data
+
+
+def _checked_text(data: bytes, path: Path) -> str:
+    """The text of progress.yaml's bytes: UTF-8 without NUL (bytes the cache holds the model
+    of passed this when the cache was written)."""
+    text = _decoded(data, path)
+    if "\x00" in text:
+        raise ProgressFileError(f"{path.name}: the file holds binary data (NUL bytes)")
+    return text
 
 
 def _decoded(data: bytes, path: Path) -> str:
@@ -303,22 +347,24 @@ def load(
     ``units_when_read``: from the cache, each unit is built when a field other than its id,
     status and ``after`` is first read (a caller that reads those of every unit and one unit
     in full: verify-next), and the data is parsed only when asked for (:meth:`loaded`)."""
+    from resume_kit.infra.safefs import holds_bytes
+
     path = layout.progress
-    raw = read_bytes(path)
     if reuse is not None and reuse.path == path and reuse._bytes is not None:
-        if reuse._bytes == raw:  # the bytes compared: no 4 MB decoded again
+        if holds_bytes(path, reuse._bytes):  # no 4 MB read whole, decoded or hashed again
             return reuse
         reuse = None  # other bytes, another text
+    raw = read_bytes(path)
     remembered = _LOADED.get(str(path))
     if remembered is not None and remembered[0] != raw:
         remembered = None
-    # hashed while the text is decoded and the cache read, unless this process knows the bytes
+    # hashed while the cache is read, unless this process knows the bytes
     key = file_key_started(raw) if remembered is None else (lambda: file_key(raw))
-    text = _decoded(raw, path)
-    if reuse is not None and reuse.path == path and reuse.text == text:
-        return reuse
-    if "\x00" in text:
-        raise ProgressFileError(f"{path.name}: the file holds binary data (NUL bytes)")
+    text = None
+    if reuse is not None and reuse.path == path:
+        text = _checked_text(raw, path)
+        if reuse.text == text:
+            return reuse
     if remembered is not None:
         cache_text, cached = remembered[1], remembered[2]  # this process read or wrote them
     else:
@@ -339,6 +385,7 @@ def load(
         if model is not None and not cache.in_progress_file(layout).exists():
             cache.write_in_progress(layout, raw, cache.first_in_progress(model))
     if model is None:
+        text = text if text is not None else _checked_text(raw, path)
         model = parse_and_validate(text, path.name)
         cached, cache_text, rows = to_data(model), None, None
         if layout.state_dir.is_dir():
@@ -371,7 +418,8 @@ def save(layout: Layout, doc: ProgressDoc) -> bool:
     if new_data == doc.loaded():
         return False
     text = doc.render_fast(new_data)
-    encoded, key = _write_progress(layout, doc, text)
+    encoded = text.encode("utf-8")
+    key = _write_progress(layout, doc, encoded)
     remembered = _LOADED.get(str(doc.path))
     previous = None
     # the cache of the version replaced
@@ -384,16 +432,15 @@ def save(layout: Layout, doc: ProgressDoc) -> bool:
     return True
 
 
-def _write_progress(layout: Layout, doc: ProgressDoc, text: str) -> tuple[bytes, Callable[[], str]]:
-    """Keep the version ``doc`` was loaded as in history/, write ``text``; its bytes (encoded
-    once: for the file, the cache key and the hook's record) and the cache key, hashed on a
-    thread while the file is written."""
-    encoded = text.encode("utf-8")
+def _write_progress(layout: Layout, doc: ProgressDoc, encoded: bytes) -> Callable[[], str]:
+    """Keep the version ``doc`` was loaded as in history/, write ``encoded`` (encoded once:
+    for the file, the cache key and the hook's record); the cache key, hashed on a thread
+    while the file is written."""
     key = file_key_started(encoded)
     ensure_gitignore(layout)
     keep_history(doc.path, layout.history)
     atomic_write(doc.path, encoded)
-    return encoded, key
+    return key
 
 
 def _save_unit(layout: Layout, doc: ProgressDoc, unit_id: str, rows: CachedRows) -> bool | None:
@@ -416,21 +463,51 @@ def _save_unit(layout: Layout, doc: ProgressDoc, unit_id: str, rows: CachedRows)
     if new == old:
         doc._only_unit = None
         return False
-    patched = patch_item(doc.text, "units", position, len(units), old, new, rows.blocks)
-    text = _with_version(patched[0], doc.progress.schema_version) if patched else None
-    if patched is None or text is None:
-        return None
-    blocks = patched[1] if len(text) == len(patched[0]) else None
-    encoded, key = _write_progress(layout, doc, text)
+    spliced = _patched_bytes(doc, position, len(units), old, new, rows)
+    if spliced is not None:
+        text, (encoded, blocks) = None, spliced
+    else:
+        patched = patch_item(doc.text, "units", position, len(units), old, new, rows.blocks)
+        text = _with_version(patched[0], doc.progress.schema_version) if patched else None
+        if patched is None or text is None:
+            return None
+        blocks = patched[1] if len(text) == len(patched[0]) else None
+        encoded = text.encode("utf-8")
+    key = _write_progress(layout, doc, encoded)
     change = (position, new, key(), blocks)
     in_progress = cache.first_in_progress(doc.progress)
     cache_text, new_rows = cache.store_unit(
         layout, doc._cache_text, rows, change, encoded, in_progress
     )
-    doc.text, doc.data, doc._raw, doc._only_unit = text, {}, None, None
+    doc._text, doc.data, doc._raw, doc._only_unit = text, {}, None, None
     doc._rows, doc._cache_text, doc._bytes = new_rows, cache_text, encoded
     _LOADED[str(doc.path)] = (encoded, cache_text, None)
     return True
+
+
+def _patched_bytes(
+    doc: ProgressDoc,
+    position: int,
+    count: int,
+    old: dict[str, Any],
+    new: dict[str, Any],
+    rows: CachedRows,
+) -> tuple[bytes, list[Any] | None] | None:
+    """The file's bytes with unit ``position`` rewritten from ``old`` to ``new`` and where the
+    blocks then are, spliced in the bytes as read (:func:`patch_item_ascii`), when they are
+    ASCII and their version line stays as it is; None: patch the text."""
+    from resume_kit.progress_file.patch import patch_item_ascii
+
+    raw = doc._bytes
+    if raw is None or rows.blocks is None or not raw.isascii():
+        return None
+    spliced = patch_item_ascii(raw, position, count, old, new, rows.blocks)
+    if spliced is None:
+        return None
+    lines = _version_lines(spliced[0])
+    if len(lines) != 1 or int(lines[0].group(1)) != doc.progress.schema_version:
+        return None  # no version line, or an older one: the text path decides and bumps it
+    return spliced
 
 
 @contextlib.contextmanager

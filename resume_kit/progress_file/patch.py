@@ -357,10 +357,44 @@ def patch_item(
         rewritten = _rewrite_block(block, new, dash_indent, old[id_field], id_field)
         if rewritten is None or not _holds(rewritten, [new]):
             return None
-    shift = len(rewritten) - len(block)
-    moved = [*starts[: position + 1], *(start + shift for start in starts[position + 1 :])]
     patched = text[: bounds[position]] + rewritten + text[bounds[position + 1] :]
-    return patched, [moved, end + shift, dash_indent]
+    return patched, _blocks_after(starts, end, dash_indent, position, len(rewritten) - len(block))
+
+
+def patch_item_ascii(
+    data: bytes,
+    position: int,
+    count: int,
+    old: dict[str, Any],
+    new: dict[str, Any],
+    known: list[Any],
+) -> tuple[bytes, list[Any]] | None:
+    """:func:`patch_item` of a unit on the bytes of an ASCII text, where ``known``'s character
+    offsets are byte offsets: the block is spliced in without a str of the whole text (a 4 MB
+    str sliced and joined took ~5 ms, the bytes ~0.2 ms). None when our emitter cannot
+    rewrite the block as it stands there (then :func:`patch_item` on the text decides)."""
+    if len(known[0]) != count or known[1] > len(data):
+        return None
+    starts, end, dash_indent = known
+    bounds = [*starts, end]
+    block = data[bounds[position] : bounds[position + 1]].decode("ascii")
+    rewritten = _rewrite_fast(block, old, new, dash_indent)
+    if rewritten is None:
+        return None
+    view = memoryview(data)
+    patched = b"".join(
+        (view[: bounds[position]], rewritten.encode("utf-8"), view[bounds[position + 1] :])
+    )
+    return patched, _blocks_after(starts, end, dash_indent, position, len(rewritten) - len(block))
+
+
+def _blocks_after(
+    starts: list[int], end: int, dash_indent: int, position: int, shift: int
+) -> list[Any]:
+    """The blocks ([starts, end, dash indent]) once the block at ``position`` grew by ``shift``
+    characters."""
+    moved = [*starts[: position + 1], *(start + shift for start in starts[position + 1 :])]
+    return [moved, end + shift, dash_indent]
 
 
 def blocks_of(text: str, name: str) -> list[Any] | None:

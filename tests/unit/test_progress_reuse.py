@@ -131,3 +131,40 @@ def test_a_checkpoint_appends_to_the_cache_only_while_it_holds_the_model_read(
         "appended",
         "another version meanwhile",
     ]
+
+
+def test_a_checkpoint_splices_ascii_bytes_and_patches_any_other_text(layout: Any) -> None:
+    """A checkpoint of one unit rewrites it in the file's bytes while they are ASCII (its text
+    is then never made); a file holding other characters is patched as text. Either way the
+    file reads back as the model saved, and the cache holds that model."""
+    from resume_kit.progress_file import io
+    from resume_kit.progress_file.cache import cache_file
+    from resume_kit.progress_file.cache_json import data_of
+    from resume_kit.progress_file.roundtrip import to_data
+
+    def checkpoint(unit_id: str, note: str) -> io.ProgressDoc:
+        io._LOADED.clear()  # as a new process: the units read from the cache's lines
+        held = Reusing(load(layout, units_when_read=True))
+        with held.transaction(layout) as inside:
+            inside.progress.require_unit(unit_id).notes = note
+            inside.changed_only(unit_id)
+        assert held.doc is not None
+        return held.doc
+
+    checkpoint("a", "first")  # the cache `add` wrote does not know the blocks yet
+    steps = [
+        ("b", "ascii", True),
+        ("a", "café ✓", False),  # our emitter writes ASCII only: ruamel writes this block
+        ("b", "again", False),  # the file is not ASCII
+        ("a", "x", False),
+        ("b", "ascii again", True),
+    ]
+    for unit_id, note, spliced in steps:
+        doc = checkpoint(unit_id, note)
+        assert (doc._text is None) is spliced  # the bytes spliced, or the text patched
+        written = layout.progress.read_bytes()
+        assert doc._bytes == written and doc.text == written.decode("utf-8")
+        fresh = io.parse_and_validate(written.decode("utf-8"))
+        assert fresh.require_unit(unit_id).notes == note
+        assert data_of(cache_file(layout).read_text()) == to_data(fresh)
+    assert [u.notes for u in load(layout).progress.units] == ["x", "ascii again"]

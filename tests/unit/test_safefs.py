@@ -18,6 +18,7 @@ from resume_kit.infra.safefs import (
     contained_lstat,
     contained_lstats,
     contained_text,
+    holds_bytes,
     open_regular,
     read_regular,
 )
@@ -62,6 +63,25 @@ def test_open_regular_never_follows_a_final_symlink_nor_blocks_on_a_fifo(tmp_pat
         open_regular("/dev/null")
     assert read_regular(tmp_path / "link", 100, follow=True) == b"secret\n"
     assert read_regular(target, 100) == b"secret\n"
+
+
+def test_holds_bytes_says_whether_a_regular_file_has_exactly_these_bytes(tmp_path: Path) -> None:
+    path = tmp_path / "progress.yaml"
+    data = bytes(range(256)) * 4096  # 1 MiB: several chunks
+    path.write_bytes(data)
+    assert holds_bytes(path, data)
+    assert not holds_bytes(path, data[:-1] + b"x")  # the last chunk differs
+    assert not holds_bytes(path, b"x" + data[1:])  # the first
+    assert not holds_bytes(path, data + b"\n")  # the size
+    assert not holds_bytes(path, b"")
+    (tmp_path / "link").symlink_to(path)
+    os.mkfifo(tmp_path / "fifo")
+    assert not holds_bytes(tmp_path / "link", data)  # never followed
+    assert not holds_bytes(tmp_path / "fifo", b"")  # never waited on
+    assert not holds_bytes(tmp_path / "missing", b"")
+    assert holds_bytes(path.with_name("empty"), b"") is False
+    path.with_name("empty").write_bytes(b"")
+    assert holds_bytes(path.with_name("empty"), b"")
 
 
 def test_escapes_names_absolute_and_climbing_patterns() -> None:

@@ -259,6 +259,36 @@ def test_the_patched_file_is_what_the_ruamel_path_writes(
     assert patch.normalise(back)["units"][index] == changed
 
 
+@DIFF
+@given(progress_files(), st.data())
+def test_a_unit_spliced_into_ascii_bytes_is_the_text_patch_encoded(
+    made: tuple[str, list[dict[str, Any]], int], data: Any
+) -> None:
+    """verify-next's checkpoint splices the rewritten unit into the file's bytes when they are
+    ASCII (the cache's character offsets are then byte offsets): the bytes and the blocks after
+    it are what patching the text gives, whatever the new unit holds (non-ASCII included)."""
+    text = made[0].encode("ascii", "replace").decode("ascii")  # the strategy's text, as ASCII
+    try:
+        old = to_data(parse_and_validate(text))
+    except Exception:
+        return  # not a valid progress file: never patched
+    blocks = patch.blocks_of(text, "units")
+    if blocks is None:
+        return
+    units_old = old["units"]
+    index = data.draw(st.integers(0, len(units_old) - 1))
+    changed = data.draw(units(uid=units_old[index]["id"]))
+    count = len(units_old)
+    spliced = patch.patch_item_ascii(
+        text.encode("ascii"), index, count, units_old[index], changed, blocks
+    )
+    patched = patch.patch_item(text, "units", index, count, units_old[index], changed, blocks)
+    if spliced is None:  # our emitter did not take the block: the text path decides
+        return
+    assert patched is not None
+    assert spliced == (patched[0].encode("utf-8"), patched[1])
+
+
 LAYOUT_TEXT = st.lists(
     st.sampled_from(
         ["units:", "units: # c", "units: []", "goal: g", "goal: g", "schema_version: 2", "- id: a",
