@@ -109,26 +109,53 @@ def store(layout: Layout, cache_text: str, encoded: bytes, in_progress: str | No
     write_in_progress(layout, encoded, in_progress)
 
 
+class CacheText:
+    """A cache text as this process last read or wrote it: the text, and the tail lines
+    appended to the file since, joined only when the whole is asked for. A checkpoint appends
+    one line to a 4.4 MB text (:func:`store_unit`) that verify-next never reads back: joining
+    them made 4.4 MB of new memory (~1,100 page faults, ~2.5 ms)."""
+
+    __slots__ = ("_tails", "_text")
+
+    def __init__(self, text: str, tails: str = "") -> None:
+        self._text = text
+        self._tails = tails
+
+    def whole(self) -> str:
+        if self._tails:
+            self._text, self._tails = f"{self._text}{self._tails}", ""
+        return self._text
+
+    def digest(self) -> str | None:
+        """:func:`~resume_kit.progress_file.cache_json.digest_of` the whole, not joined."""
+        if not self._tails:
+            return digest_of(self._text)
+        return digest_in(self._text, self._text[-1:] + self._tails)
+
+    def appended(self, line: str) -> CacheText:
+        return CacheText(self._text, self._tails + line)
+
+
 def store_unit(
     layout: Layout,
-    previous: str | None,
+    previous: CacheText | None,
     rows: CachedRows,
     change: tuple[int, dict[str, Any], str, Blocks | None],
     encoded: bytes,
     in_progress: str | None,
-) -> tuple[str | None, CachedRows | None]:
+) -> tuple[CacheText | None, CachedRows | None]:
     """:func:`store` the cache of a checkpoint that changed one unit: ``change`` is the
     position, the data, the new key and the new blocks (:meth:`CachedRows.replaced`) of the
     unit in ``rows``, the rows of the cache text ``previous``. A tail line is appended to the
     file when it still holds ``previous``'s model; the text is written whole otherwise. The
     new text and its rows; None and None when ``previous`` turns out not to hold a line for
     each unit (a cache changed by hand): then the cache is removed."""
-    base = digest_of(previous) if previous is not None else None
-    if base is not None:
+    base = previous.digest() if previous is not None else None
+    if previous is not None and base is not None:
         tail = rows.tail(*change)
         if tail is not None and _append(layout, tail[0], base):
             write_in_progress(layout, encoded, in_progress)
-            return f"{previous}{tail[0]}", tail[1]
+            return previous.appended(tail[0]), tail[1]
     try:
         text, replaced = rows.replaced(*change)
     except ValueError:
@@ -137,7 +164,7 @@ def store_unit(
         write_in_progress(layout, encoded, in_progress)
         return None, None
     store(layout, text, encoded, in_progress)
-    return text, replaced
+    return CacheText(text), replaced
 
 
 _LAST_LINE_BYTES = 1 << 16  # a longer tail line is not looked for: the text is written whole

@@ -48,7 +48,7 @@ class ProgressDoc:
         data: dict[str, Any] | None = None,
         *,
         _rows: CachedRows | None = None,
-        _cache_text: str | None = None,
+        _cache_text: cache.CacheText | None = None,
         _bytes: bytes | None = None,
     ) -> None:
         if text is None and _bytes is None:
@@ -81,7 +81,7 @@ class ProgressDoc:
     def loaded(self) -> dict[str, Any]:
         """:attr:`data`, parsed from the cache's text first when the units are built when read."""
         if not self.data and self._cache_text is not None:
-            self.data = cache.data(self._cache_text) or to_data(self.progress)
+            self.data = cache.data(self._cache_text.whole()) or to_data(self.progress)
             self._rows = None
         return self.data
 
@@ -335,7 +335,7 @@ def parse_and_validate(text: str, name: str = "progress.yaml") -> Progress:
 # The bytes this process last read or wrote, per file, with the cache's text and data: a
 # command that loads the same unchanged file again (verify-next reads it before and after the
 # run) skips hashing it and reading the cache. Only exact text equality counts.
-_LOADED: dict[str, tuple[bytes, str | None, dict[str, Any] | None]] = {}
+_LOADED: dict[str, tuple[bytes, cache.CacheText | None, dict[str, Any] | None]] = {}
 
 
 def load(
@@ -366,9 +366,11 @@ def load(
         if reuse.text == text:
             return reuse
     if remembered is not None:
-        cache_text, cached = remembered[1], remembered[2]  # this process read or wrote them
+        held, cached = remembered[1], remembered[2]  # this process read or wrote them
     else:
-        cache_text, cached = cache.read(layout, key), None
+        found = cache.read(layout, key)
+        held, cached = (cache.CacheText(found) if found is not None else None), None
+    cache_text = held.whole() if held is not None else None
     model: Progress | None = None
     rows = None
     if cache_text is not None:
@@ -387,20 +389,20 @@ def load(
     if model is None:
         text = text if text is not None else _checked_text(raw, path)
         model = parse_and_validate(text, path.name)
-        cached, cache_text, rows = to_data(model), None, None
+        cached, held, rows = to_data(model), None, None
         if layout.state_dir.is_dir():
             from resume_kit.progress_file.patch import blocks_of
 
             blocks = blocks_of(text, "units")
-            cache_text = cache.write(layout, key(), cached, raw, blocks=blocks)
-    _LOADED[str(path)] = (raw, cache_text, cached)
+            held = cache.CacheText(cache.write(layout, key(), cached, raw, blocks=blocks))
+    _LOADED[str(path)] = (raw, held, cached)
     return ProgressDoc(
         path=path,
         progress=model,
         text=text,
         data=cached if cached is not None else {},
         _rows=rows,
-        _cache_text=cache_text,
+        _cache_text=held,
         _bytes=raw,
     )
 
@@ -424,9 +426,9 @@ def save(layout: Layout, doc: ProgressDoc) -> bool:
     previous = None
     # the cache of the version replaced
     if remembered is not None and remembered[2] is doc.data and remembered[0] == doc._bytes:
-        previous = (remembered[1], doc.data) if remembered[1] is not None else None
+        previous = (remembered[1].whole(), doc.data) if remembered[1] is not None else None
     doc.text, doc.data, doc._raw, doc._bytes = text, new_data, None, encoded
-    written = cache.write(layout, key(), new_data, encoded, previous=previous)
+    written = cache.CacheText(cache.write(layout, key(), new_data, encoded, previous=previous))
     doc._cache_text = written
     _LOADED[str(doc.path)] = (encoded, written, new_data)
     return True

@@ -139,7 +139,7 @@ def test_a_checkpoint_splices_ascii_bytes_and_patches_any_other_text(layout: Any
     file reads back as the model saved, and the cache holds that model."""
     from resume_kit.progress_file import io
     from resume_kit.progress_file.cache import cache_file
-    from resume_kit.progress_file.cache_json import data_of
+    from resume_kit.progress_file.cache_json import data_of, digest_of
     from resume_kit.progress_file.roundtrip import to_data
 
     def checkpoint(unit_id: str, note: str) -> io.ProgressDoc:
@@ -166,5 +166,33 @@ def test_a_checkpoint_splices_ascii_bytes_and_patches_any_other_text(layout: Any
         assert doc._bytes == written and doc.text == written.decode("utf-8")
         fresh = io.parse_and_validate(written.decode("utf-8"))
         assert fresh.require_unit(unit_id).notes == note
-        assert data_of(cache_file(layout).read_text()) == to_data(fresh)
+        cached = cache_file(layout).read_text()
+        assert data_of(cached) == to_data(fresh)
+        held = doc._cache_text  # the text and the tail lines appended, joined when asked for
+        assert held is not None and held.digest() == digest_of(cached) and held.whole() == cached
     assert [u.notes for u in load(layout).progress.units] == ["x", "ascii again"]
+
+
+def test_checkpoints_in_one_process_append_to_the_cache_text_they_hold(layout: Any) -> None:
+    """A batch checkpoints unit after unit from the document it holds: each appends its tail
+    line to the cache file and to the text held (not joined until asked for), and the text
+    held is the file's each time."""
+    from resume_kit.progress_file import io
+    from resume_kit.progress_file.cache import cache_file
+    from resume_kit.progress_file.cache_json import digest_of
+
+    io._LOADED.clear()
+    held = Reusing(load(layout, units_when_read=True))
+    with held.transaction(layout) as inside:  # written whole: the cache `add` wrote has no blocks
+        inside.progress.require_unit("a").notes = "0"
+        inside.changed_only("a")
+    for step in range(1, 4):
+        with held.transaction(layout) as inside:
+            inside.progress.require_unit("ab"[step % 2]).notes = str(step)
+            inside.changed_only("ab"[step % 2])
+        assert held.doc is not None and held.doc._cache_text is not None
+        text = cache_file(layout).read_text()
+        assert text.count('{"digest": ') == step  # a tail line a checkpoint
+        assert held.doc._cache_text.digest() == digest_of(text)
+    assert held.doc._cache_text.whole() == cache_file(layout).read_text()
+    assert [u.notes for u in load(layout).progress.units] == ["2", "3"]
