@@ -371,10 +371,13 @@ def held_by_others(
 ) -> dict[str, Lease | None]:
     """Units whose lease, as this clone knows it (``known``: :func:`known_leases` read just
     now), someone else holds and has not let expire."""
+    items = known_leases(layout) if known is None else known
+    if not items:
+        return {}  # no lease: who this process is (getpass, the host name) is never asked
     me = this_holder(layout)
     now = time.time() if clock is None else clock
     out: dict[str, Lease | None] = {}
-    for item in known_leases(layout) if known is None else known:
+    for item in items:
         since = first_seen(layout, item.ref, item.oid, now)
         if verdict(True, item.lease, me, now, since) == "held":
             out[item.unit] = item.lease
