@@ -234,6 +234,7 @@ def test_verify_next_starts_without_typer(workspace: Path, tmp_path: Path, args:
         heavy(found, RENDERING | {"typer", "resume_kit.cli.verbs", "resume_kit.cli.params"}) == []
     )
     assert heavy(found, {"platformdirs", "concurrent", "logging", "sqlite3", "typing"}) == []
+    assert heavy(found, {"getpass"}) == []  # who holds a lease is asked only when there is one
 
 
 def test_a_brief_typer_must_parse_still_goes_through_typer(workspace: Path, tmp_path: Path) -> None:
