@@ -150,10 +150,9 @@ def _with_version(text: str, version: int) -> str | None:
     """``text`` whose one top-level ``schema_version`` line says ``version`` (an older file is
     rewritten as the current version when it is written for another reason), or None when
     that line is not plainly there (then the full round trip decides)."""
-    lines = _version_lines(text)
-    if len(lines) != 1:
+    match = _version_line(text)
+    if match is None:
         return None
-    match = lines[0]
     if int(match.group(1)) == version:
         return text
     bumped = text[: match.start(1)] + str(version) + text[match.end(1) :]
@@ -171,6 +170,13 @@ def _with_version(text: str, version: int) -> str | None:
         return None
     after["schema_version"] = before.get("schema_version") if isinstance(before, dict) else None
     return bumped if after == before else None
+
+
+def _version_line(text: Text) -> re.Match[Text] | None:
+    """The one top-level ``schema_version`` line of ``text``; None when there is none or more
+    than one (the line is not plainly there)."""
+    found = _version_lines(text)
+    return found[0] if len(found) == 1 else None
 
 
 def _version_lines(text: Text) -> list[re.Match[Text]]:
@@ -465,7 +471,7 @@ def _save_unit(layout: Layout, doc: ProgressDoc, unit_id: str, rows: CachedRows)
     if new == old:
         doc._only_unit = None
         return False
-    spliced = _patched_bytes(doc, position, len(units), old, new, rows)
+    spliced = _patched_bytes(doc, position, old, new, rows)
     if spliced is not None:
         text, (encoded, blocks) = None, spliced
     else:
@@ -488,12 +494,7 @@ def _save_unit(layout: Layout, doc: ProgressDoc, unit_id: str, rows: CachedRows)
 
 
 def _patched_bytes(
-    doc: ProgressDoc,
-    position: int,
-    count: int,
-    old: dict[str, Any],
-    new: dict[str, Any],
-    rows: CachedRows,
+    doc: ProgressDoc, position: int, old: dict[str, Any], new: dict[str, Any], rows: CachedRows
 ) -> tuple[bytes, list[Any] | None] | None:
     """The file's bytes with unit ``position`` rewritten from ``old`` to ``new`` and where the
     blocks then are, spliced in the bytes as read (:func:`patch_item_ascii`), when they are
@@ -503,11 +504,11 @@ def _patched_bytes(
     raw = doc._bytes
     if raw is None or rows.blocks is None or not raw.isascii():
         return None
-    spliced = patch_item_ascii(raw, position, count, old, new, rows.blocks)
+    spliced = patch_item_ascii(raw, position, len(doc.progress.units), old, new, rows.blocks)
     if spliced is None:
         return None
-    lines = _version_lines(spliced[0])
-    if len(lines) != 1 or int(lines[0].group(1)) != doc.progress.schema_version:
+    match = _version_line(spliced[0])
+    if match is None or int(match.group(1)) != doc.progress.schema_version:
         return None  # no version line, or an older one: the text path decides and bumps it
     return spliced
 

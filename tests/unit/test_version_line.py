@@ -21,3 +21,5 @@ def test_the_found_lines_are_the_scan_s(pieces: list[str]) -> None:
     text = "".join(pieces)  # the first line too: a file starts with its version line
     scanned = [(m.span(), m.group(1)) for m in re.finditer(_VERSION_LINE, text, re.MULTILINE)]
     assert [(m.span(), m.group(1)) for m in _version_lines(text)] == scanned, text
+    found_in_bytes = _version_lines(text.encode("ascii"))  # a checkpoint's spliced bytes
+    assert [(m.span(), m.group(1).decode()) for m in found_in_bytes] == scanned, text
