@@ -8,7 +8,6 @@ findings first within a severity).
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Mapping
 
 from resume_kit.core.activity import Activity
@@ -310,6 +309,11 @@ def _log_errors(snapshot: Snapshot) -> Finding | None:
 
 
 def _side_effects(progress: Progress) -> list[Finding]:
+    unknown = [action for action in progress.actions if action.status == "unknown"]
+    if not unknown:  # the usual case: no shlex import on the brief's path
+        return []
+    import shlex
+
     return [
         finding(
             "SIDE_EFFECT_UNKNOWN",
@@ -319,8 +323,7 @@ def _side_effects(progress: Progress) -> list[Finding]:
                 f"resume-kit action record {shlex.quote(action.key)} --status success|failed", 200
             ),
         )
-        for action in progress.actions
-        if action.status == "unknown"
+        for action in unknown
     ]
 
 

@@ -195,6 +195,8 @@ def test_brief_without_summarize(workspace: Path, tmp_path: Path, fmt: str) -> N
     assert heavy(found, {"platformdirs", "resume_kit.brief.summarize", "sqlite3", "typing"}) == []
     # infra.gitcmd starts git without subprocess (and its locale and selectors)
     assert heavy(found, {"subprocess", "selectors", "locale"}) == []
+    # no side-effect patterns configured, no action of unknown outcome to quote
+    assert heavy(found, {"resume_kit.core.side_effects", "shlex"}) == []
 
 
 def test_a_full_brief_with_its_token_count_remembered_imports_no_pool(
