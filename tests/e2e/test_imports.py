@@ -237,6 +237,7 @@ def test_verify_next_starts_without_typer(workspace: Path, tmp_path: Path, args:
     )
     assert heavy(found, {"platformdirs", "concurrent", "logging", "sqlite3", "typing"}) == []
     assert heavy(found, {"getpass"}) == []  # who holds a lease is asked only when there is one
+    assert heavy(found, {"resume_kit.core.side_effects"}) == []  # no side-effect patterns set
 
 
 def test_a_brief_typer_must_parse_still_goes_through_typer(workspace: Path, tmp_path: Path) -> None:
