@@ -340,7 +340,7 @@ def patch_item(
     ([starts, end, dash indent]); ``known``: where they are in ``text`` (the progress cache
     says; a block found not to be ``old``'s sends the search to the text itself)."""
     found: Layout | None = None
-    if known is not None and len(known[0]) == count and known[1] <= len(text):
+    if known is not None and _blocks_fit(known, count, len(text)):
         found = (text, known[0], known[1], known[2])
     else:
         found = list_layout(text, name)
@@ -374,7 +374,7 @@ def patch_item_ascii(
     fresh process a 4 MB str sliced, joined and encoded took ~7-9 ms, the bytes joined ~2.3
     ms). None when our emitter cannot rewrite the block as it stands there (then
     :func:`patch_item` on the text decides)."""
-    if len(known[0]) != count or known[1] > len(data):
+    if not _blocks_fit(known, count, len(data)):
         return None
     starts, end, dash_indent = known
     bounds = [*starts, end]
@@ -387,6 +387,12 @@ def patch_item_ascii(
         (view[: bounds[position]], rewritten.encode("utf-8"), view[bounds[position + 1] :])
     )
     return patched, _blocks_after(starts, end, dash_indent, position, len(rewritten) - len(block))
+
+
+def _blocks_fit(known: list[Any], count: int, size: int) -> bool:
+    """Whether ``known`` ([starts, end, dash indent]) can be the ``count`` blocks of a text of
+    ``size`` characters (the cache may describe another version of the file)."""
+    return len(known[0]) == count and known[1] <= size
 
 
 def _blocks_after(
