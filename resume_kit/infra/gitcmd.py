@@ -176,7 +176,9 @@ def find_program(name: str, env: Mapping[str, str] | None = None) -> str | None:
     executable file of that name on the ``PATH`` of ``env`` (default: this process's)."""
     if os.path.dirname(name):
         return name
-    for folder in os.get_exec_path(env):
+    # os.get_exec_path(env), without the `warnings` module it imports (~0.3 ms of a served brief)
+    path = (os.environ if env is None else env).get("PATH")
+    for folder in (os.defpath if path is None else path).split(os.pathsep):
         candidate = os.path.join(folder or ".", name)
         if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
             return os.path.abspath(candidate)

@@ -117,6 +117,29 @@ def test_the_program_is_found_on_the_path_of_the_environment_given(tmp_path: Pat
         gitcmd.start_program(["rk-spawn-probe"], ENV)  # not on this process's PATH
 
 
+def _found_by_os_get_exec_path(name: str, env: dict[str, str]) -> str | None:
+    for folder in os.get_exec_path(env):
+        candidate = os.path.join(folder or ".", name)
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return os.path.abspath(candidate)
+    return None
+
+
+@pytest.mark.parametrize("path", [None, "", ":", "{bin}", "{tmp}:{bin}", ":{bin}", "/nowhere"])
+def test_the_path_is_searched_as_os_get_exec_path_reads_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, path: str | None
+) -> None:
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    for place in (folder, tmp_path):
+        (place / "rk-path-probe").write_text("#!/bin/sh\n")
+        (place / "rk-path-probe").chmod(0o755)
+    monkeypatch.chdir(tmp_path)  # an empty entry is the current folder
+    env = {} if path is None else {"PATH": path.format(bin=folder, tmp=tmp_path)}
+    for name in ("rk-path-probe", "sh"):  # "sh": found on os.defpath when there is no PATH
+        assert gitcmd.find_program(name, env) == _found_by_os_get_exec_path(name, env)
+
+
 def test_a_killed_child_is_reaped_with_its_signal() -> None:
     child = gitcmd.start_program(
         python("import time; print('up', flush=True); time.sleep(60)"), ENV
