@@ -256,8 +256,14 @@ def _serve(args: list[str]) -> tuple[dict[str, Any] | None, str]:
     return (receipt, "served") if why is None else (None, why)
 
 
-def _check(receipt: dict[str, Any], request: dict[str, Any], cwd: str) -> str | None:
-    """None when nothing the stored brief depends on changed, else what did."""
+def _check(
+    receipt: dict[str, Any],
+    request: dict[str, Any],
+    cwd: str,
+    meanwhile: Callable[[], object] | None = None,
+) -> str | None:
+    """None when nothing the stored brief depends on changed, else what did. ``meanwhile``
+    (reads only) runs while ``git status`` does, once every other input is found unchanged."""
     key = key_text(request, cwd)
     if receipt.get("key") != key:
         return f"{_key_difference(receipt.get('key'), key)} differs"
@@ -285,6 +291,8 @@ def _check(receipt: dict[str, Any], request: dict[str, Any], cwd: str) -> str | 
             ),
             None,
         )
+        if changed is None and meanwhile is not None:
+            meanwhile()
     except BaseException:
         _abandon(child)
         raise
@@ -344,21 +352,19 @@ def _serve_hook(request: dict[str, Any], cwd: str) -> tuple[dict[str, Any] | Non
     if receipt is None:
         return None, "no stored brief"
     hook = receipt["hook"]
-    why = _hook_matches(hook, hook_input) or _check(receipt, keyed, cwd)
+    judged: list[Any] = []
+    why = _hook_matches(hook, hook_input) or _check(
+        receipt, keyed, cwd, lambda: judged.extend(_judge_meter(hook, hook_input))
+    )
     if why is not None:
         return None, why
-    from resume_kit.core.activity import Limits, judge
-    from resume_kit.facts.activity_log import brief_session, session_event, with_event
-
-    transcript = {"session_id": hook["transcript_session"], "tokens": {"total": hook["tokens"]}}
-    session, tokens = brief_session(hook_input, transcript)
-    event = session_event(hook_input, session, tokens)
-    activity = with_event(hook["root"], session, tokens, event, Limits(*hook["limits"]))
-    if repr(judge(activity, hook["last_verified"])) != hook["judgement"]:
+    session, tokens, event, same = judged
+    if not same:
         return None, "the activity log judges differently"
     body = for_event(receipt["stdout"], hook_input, copilot)  # before the write: no way back
     if event is not None:
-        from resume_kit.facts.activity_log import add_event
+        from resume_kit.core.activity import Limits, judge
+        from resume_kit.facts.activity_log import add_event, with_event
 
         try:
             add_event(hook["root"], event)
@@ -367,6 +373,21 @@ def _serve_hook(request: dict[str, Any], cwd: str) -> tuple[dict[str, Any] | Non
             if repr(judge(activity, hook["last_verified"])) != hook["judgement"]:
                 return None, "the meter's event could not be written"
     return {**receipt, "stdout": body}, "served"
+
+
+def _judge_meter(hook: dict[str, Any], hook_input: dict[str, Any]) -> list[Any]:
+    """[session, tokens, the meter event this start records (or None), whether the activity
+    log with it judges as the stored brief's did]: reads only (the event is written once the
+    brief is served), so it runs while the served path's ``git status`` does."""
+    from resume_kit.core.activity import Limits, judge
+    from resume_kit.facts.activity_log import brief_session, session_event, with_event
+
+    transcript = {"session_id": hook["transcript_session"], "tokens": {"total": hook["tokens"]}}
+    session, tokens = brief_session(hook_input, transcript)
+    event = session_event(hook_input, session, tokens)
+    activity = with_event(hook["root"], session, tokens, event, Limits(*hook["limits"]))
+    same = repr(judge(activity, hook["last_verified"])) == hook["judgement"]
+    return [session, tokens, event, same]
 
 
 def _hook_matches(hook: dict[str, Any], hook_input: dict[str, Any]) -> str | None:

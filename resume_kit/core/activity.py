@@ -4,12 +4,13 @@
 
 from __future__ import annotations
 
-import json
-import re
-from collections.abc import Sequence
-
 from resume_kit.core.digest import sha256
+from resume_kit.core.lazy_regex import lazy
 from resume_kit.core.light_dataclass import dataclass, field
+
+TYPE_CHECKING = False  # not typing's: the served hook brief judges the log with this module
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 REPEATS = 3  # identical failing calls in a row that make a loop
 # The meter's defaults (config.yaml `no_progress:`): this many compactions, or sessions started
@@ -35,6 +36,8 @@ def call_signature(tool: str, tool_input: object) -> str:
     ``description`` left out: the same command described twice is the same call)."""
     if isinstance(tool_input, dict):
         tool_input = {k: v for k, v in tool_input.items() if k != "description"}
+    import json  # the tool hooks' path, not the served brief's
+
     try:
         text = json.dumps(tool_input, sort_keys=True, ensure_ascii=False, default=str)
     except (TypeError, ValueError, RecursionError):
@@ -42,7 +45,7 @@ def call_signature(tool: str, tool_input: object) -> str:
     return sha256(f"{tool}\0{text}".encode()).hexdigest()[:16]
 
 
-_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+_NUMBER = lazy(r"\d+(?:\.\d+)?")
 
 
 def result_signature(text: str) -> str:

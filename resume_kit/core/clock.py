@@ -7,6 +7,7 @@ import os
 import time
 
 CLOCK_ENV = "RESUME_KIT_NOW"
+ISO_FORMAT = "%Y-%m-%dT%H:%M:%SZ"  # how resume-kit writes every time: UTC, whole seconds
 
 
 def clock_ns() -> int:
@@ -18,3 +19,9 @@ def clock_ns() -> int:
         except ValueError:
             pass
     return time.time_ns()
+
+
+def now_utc() -> str:
+    """The system clock's time now (never ``$RESUME_KIT_NOW``) in resume-kit's one format,
+    without datetime (the served hook brief stamps its meter event with it)."""
+    return time.strftime(ISO_FORMAT, time.gmtime())

@@ -2,14 +2,15 @@
 
 The brief and the hooks import modules holding a few hundred patterns (secret redaction, log
 and transcript readers) of which one run uses a handful: compiling them all at import cost
-tens of milliseconds at every agent session start."""
+tens of milliseconds at every agent session start. ``re`` itself is imported on first use too
+(with enum, a few milliseconds): the served hook brief holds patterns it never uses."""
 
 from __future__ import annotations
 
-import re
-
 TYPE_CHECKING = False  # not typing's: importing typing costs milliseconds (mypy reads the guard)
 if TYPE_CHECKING:
+    import re
+
     from resume_kit.core.typing_light import Any
 
 
@@ -23,6 +24,8 @@ class _LazyPattern:
 
     def __getattr__(self, name: str) -> Any:
         if self._compiled is None:
+            import re
+
             self._compiled = re.compile(self._source, self._flags)
         return getattr(self._compiled, name)
 

@@ -7,7 +7,8 @@ import functools
 import re
 from collections.abc import Callable
 
-ISO_FORMAT = "%Y-%m-%dT%H:%M:%SZ"  # how resume-kit writes every time: UTC, whole seconds
+from resume_kit.core.clock import ISO_FORMAT
+from resume_kit.core.clock import now_utc as now_utc  # its writers import it from here
 
 
 def format_utc(moment: dt.datetime) -> str:
@@ -20,10 +21,6 @@ def format_utc(moment: dt.datetime) -> str:
 def from_epoch(seconds: float) -> str:
     """A Unix time in resume-kit's one time format."""
     return format_utc(dt.datetime.fromtimestamp(seconds, dt.timezone.utc))
-
-
-def now_utc() -> str:
-    return format_utc(dt.datetime.now(dt.timezone.utc))
 
 
 # While a brief is recorded for serving (resume_kit.brief.fastpath): how many whole seconds

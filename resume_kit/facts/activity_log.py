@@ -6,17 +6,17 @@ lose a record: a heuristic's input, not the ledger)."""
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
-from pathlib import Path
 
 from resume_kit.core.activity import Activity, CallRecord, Limits, MeterEvent
 from resume_kit.core.digest import sha256_hex
 from resume_kit.core.light_dataclass import asdict
+from resume_kit.core.light_json import dumps, loads
 from resume_kit.infra.cachedir import ensure_private, user_cache_root
 
-TYPE_CHECKING = False  # typing costs milliseconds on the served hook brief; mypy reads the guard
+# Not typing, json, pathlib or contextlib: the served hook brief reads and writes this log at
+# every session start, and those modules (with re and enum) would be most of its time.
+TYPE_CHECKING = False  # mypy reads the guard
 if TYPE_CHECKING:
     from resume_kit.core.typing_light import Any
 
@@ -25,9 +25,9 @@ MAX_EVENTS = 200
 MAX_BYTES = 1 << 20
 
 
-def log_path(root: str) -> Path:
+def log_path(root: str) -> str:
     digest = sha256_hex(os.path.realpath(root).encode("utf-8", "surrogateescape"))
-    return Path(user_cache_root()) / "activity" / f"{digest[:32]}.json"
+    return os.path.join(user_cache_root(), "activity", f"{digest[:32]}.json")
 
 
 def read(root: str) -> dict[str, Any]:
@@ -35,8 +35,10 @@ def read(root: str) -> dict[str, Any]:
     from resume_kit.infra.safefs import read_regular
 
     data: Any = {}
-    with contextlib.suppress(OSError, ValueError, UnicodeDecodeError):
-        data = json.loads(read_regular(log_path(root), MAX_BYTES, follow=False).decode("utf-8"))
+    try:  # noqa: SIM105 - no contextlib here (see the imports)
+        data = loads(read_regular(log_path(root), MAX_BYTES, follow=False).decode("utf-8"))
+    except (OSError, ValueError):  # UnicodeDecodeError is a ValueError
+        pass
     if not isinstance(data, dict):
         data = {}
     return {
@@ -46,11 +48,13 @@ def read(root: str) -> dict[str, Any]:
 
 
 def _write(root: str, data: dict[str, Any]) -> None:
-    from resume_kit.infra.store import atomic_write
+    from resume_kit.infra.atomic_file import atomic_write
 
     path = log_path(root)
-    ensure_private(str(path.parent))
-    atomic_write(path, json.dumps(data, ensure_ascii=False), mode=0o600)
+    ensure_private(os.path.dirname(path))
+    # not durable: a heuristic's input (see above), written at every session start; a power
+    # cut may leave it empty, which the meter reads as no history
+    atomic_write(path, dumps(data), mode=0o600, durable=False)
 
 
 def calls(root: str) -> list[CallRecord]:
@@ -60,13 +64,14 @@ def calls(root: str) -> list[CallRecord]:
 def _calls(raws: list[Any]) -> list[CallRecord]:
     found: list[CallRecord] = []
     for raw in raws:
-        with contextlib.suppress(TypeError, ValueError):
+        try:
             record = CallRecord(**raw)
-            if all(
-                isinstance(getattr(record, f), str)
-                for f in ("sig", "result", "shown", "error", "at")
-            ):
-                found.append(record)
+        except (TypeError, ValueError):
+            continue
+        if all(
+            isinstance(getattr(record, f), str) for f in ("sig", "result", "shown", "error", "at")
+        ):
+            found.append(record)
     return found
 
 
@@ -77,10 +82,12 @@ def events(root: str) -> list[MeterEvent]:
 def _events(raws: list[Any]) -> list[MeterEvent]:
     found: list[MeterEvent] = []
     for raw in raws:
-        with contextlib.suppress(TypeError, ValueError):
+        try:
             event = MeterEvent(**raw)
-            if isinstance(event.at, str) and isinstance(event.kind, str):
-                found.append(event)
+        except (TypeError, ValueError):
+            continue
+        if isinstance(event.at, str) and isinstance(event.kind, str):
+            found.append(event)
     return found
 
 
@@ -120,8 +127,10 @@ def for_brief(
     session, tokens = brief_session(hook_input, transcript)
     event = session_event(hook_input, session, tokens)
     if event is not None:
-        with contextlib.suppress(OSError):
+        try:  # noqa: SIM105 - no contextlib here (see the imports)
             add_event(root, event)
+        except OSError:
+            pass
     return with_event(root, session, tokens, None, limits)
 
 
@@ -146,7 +155,7 @@ def session_event(
         None,
         "SessionStart",
     ):
-        from resume_kit.core.timeutil import now_utc
+        from resume_kit.core.clock import now_utc
 
         return MeterEvent(now_utc(), str(source), session, tokens)
     return None

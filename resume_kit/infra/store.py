@@ -18,8 +18,17 @@ import stat
 import time
 from pathlib import Path
 
-from resume_kit.core.lazy_regex import lazy
-from resume_kit.infra.errors import LockError, NotAFileTargetError
+from resume_kit.infra.atomic_file import (
+    CREATE_EXCLUSIVE,
+    STALE_TEMPORARY_S,
+    atomic_write,
+    fsync_dir,
+    pid_alive,
+    remove_stale_temporaries,
+    temporary_path,
+    temporary_pid,
+)
+from resume_kit.infra.errors import LockError
 from resume_kit.infra.paths import GITIGNORE_BODY, Layout
 from resume_kit.infra.safefs import (
     FileTooLarge,
@@ -30,7 +39,17 @@ from resume_kit.infra.safefs import (
     read_regular,
 )
 
-__all__ = ["FileTooLarge", "NotARegularFile", "open_regular", "read_regular"]
+__all__ = [
+    "STALE_TEMPORARY_S",
+    "FileTooLarge",
+    "NotARegularFile",
+    "atomic_write",
+    "open_regular",
+    "read_regular",
+    "remove_stale_temporaries",
+    "temporary_path",
+    "temporary_pid",
+]
 
 DEFAULT_LOCK_TIMEOUT_S = 5.0
 _NO_HARD_LINKS = {
@@ -39,22 +58,6 @@ _NO_HARD_LINKS = {
     if hasattr(errno, name)
 }
 HISTORY_KEEP = 20
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
-
-
-def _fsync_dir(folder: Path) -> None:
-    with contextlib.suppress(OSError):
-        fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
-# Creating a file: never through a symlink that carries its name, never over anything.
-_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC
-STALE_TEMPORARY_S = 600.0  # a temporary this old is stale even if its pid was reused
 
 
 def hostname() -> str:
@@ -65,111 +68,6 @@ def hostname() -> str:
     import socket
 
     return socket.gethostname()
-
-
-def temporary_path(path: Path) -> Path:
-    """``.<name>.<pid>.<random hex>.tmp`` next to ``path``: the one name a write uses."""
-    return path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
-
-
-# temporary_path's names: ``.<name>.<pid>.<hex>.tmp`` (the name's own dots are in the first group)
-_TEMPORARY = lazy(r"\.(.*)\.([0-9]+)\.[0-9a-f]+\.tmp", re.DOTALL)
-
-
-def temporary_pid(file_name: str, name: str) -> int | None:
-    """The process id in ``file_name`` when it is :func:`temporary_path`'s name for a file
-    called ``name``, else None."""
-    match = _TEMPORARY.fullmatch(file_name)
-    return int(match.group(2)) if match is not None and match.group(1) == name else None
-
-
-def remove_stale_temporaries(folder: Path, name: str) -> int:
-    """Delete what killed writes of ``name`` left in ``folder``: regular files with exactly
-    :func:`temporary_path`'s name whose process is gone (or that are very old). Returns how
-    many went. Symlinks and anything else are left alone."""
-    removed = 0
-    from resume_kit.infra.deps import not_an_input
-
-    try:
-        with not_an_input():  # a clean-up: no brief depends on what this folder holds
-            entries = list(os.scandir(folder))
-    except OSError:
-        return 0
-    now = time.time()
-    for entry in entries:
-        pid = temporary_pid(entry.name, name)
-        if pid is None:
-            continue
-        try:
-            info = entry.stat(follow_symlinks=False)
-        except OSError:
-            continue
-        if not stat.S_ISREG(info.st_mode):
-            continue
-        if pid == os.getpid() or (_pid_alive(pid) and now - info.st_mtime < STALE_TEMPORARY_S):
-            continue
-        with contextlib.suppress(OSError):
-            os.unlink(entry.path)
-            removed += 1
-    return removed
-
-
-def atomic_write(
-    path: Path, data: bytes | str, mode: int | None = None, *, durable: bool = True
-) -> None:
-    """Replace ``path`` with ``data`` atomically (temporary file, fsync, rename).
-
-    The temporary is created in the target's folder with ``O_EXCL|O_NOFOLLOW`` and renamed
-    within that folder, so a symlink at the target is replaced, never written through. A
-    rewrite keeps the file's permission bits unless ``mode`` is given. Temporaries that killed
-    writes of the same file left behind are removed first. ``durable=False`` leaves out the
-    two fsyncs, for a cache that is checked when read: readers still see the old file or the
-    new one, but after a power cut it may be empty.
-    """
-    payload = data.encode("utf-8") if isinstance(data, str) else data
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        info: os.stat_result | None = os.lstat(path)
-    except FileNotFoundError:
-        info = None
-    if info is not None and not (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)):
-        # Renaming over a device, FIFO or socket would replace it (as root: /dev/null too).
-        raise NotAFileTargetError(
-            f"{path} is {file_kind(info.st_mode)}: resume-kit writes only regular files",
-            hint="give the path of a file, or of one that does not exist yet",
-        )
-    if mode is None and info is not None and stat.S_ISREG(info.st_mode):
-        mode = stat.S_IMODE(info.st_mode)
-    remove_stale_temporaries(path.parent, path.name)
-    tmp = temporary_path(path)
-    fd = os.open(tmp, _CREATE, 0o666 if mode is None else mode)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            if mode is not None:
-                os.fchmod(handle.fileno(), mode)  # exactly this mode, whatever the umask
-            handle.write(payload)
-            if durable:
-                handle.flush()
-                os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    if durable:
-        _fsync_dir(path.parent)
-
-
-def _pid_alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def group_alive(pgid: int) -> bool:
@@ -238,7 +136,7 @@ class FileLock:
         that would block every command until it ages out."""
         body = json.dumps({"pid": os.getpid(), "host": hostname(), "created": time.time()}).encode()
         tmp = temporary_path(self.path)
-        fd = os.open(tmp, _CREATE, 0o644)
+        fd = os.open(tmp, CREATE_EXCLUSIVE, 0o644)
         try:
             try:
                 os.write(fd, body)
@@ -261,7 +159,7 @@ class FileLock:
     def _create_in_place(self, body: bytes) -> bool:
         """For file systems without hard links: create exclusively, then write the holder."""
         try:
-            fd = os.open(self.path, _CREATE, 0o644)
+            fd = os.open(self.path, CREATE_EXCLUSIVE, 0o644)
         except FileExistsError:
             return False
         try:
@@ -292,7 +190,7 @@ class FileLock:
         pid, pgid = holder.get("pid"), holder.get("pgid")
         if isinstance(pgid, int) and group_alive(pgid):
             return False  # the holder died, but the command it started is still running
-        if holder.get("host") == hostname() and isinstance(pid, int) and not _pid_alive(pid):
+        if holder.get("host") == hostname() and isinstance(pid, int) and not pid_alive(pid):
             with contextlib.suppress(FileNotFoundError):
                 self.path.unlink()
             return True
@@ -305,13 +203,13 @@ class FileLock:
         pid, host, pgid = holder.get("pid"), holder.get("host"), holder.get("pgid")
         local = host == hostname()
         orphaned = isinstance(pgid, int) and group_alive(pgid)
-        if local and isinstance(pid, int) and not _pid_alive(pid) and orphaned:
+        if local and isinstance(pid, int) and not pid_alive(pid) and orphaned:
             return (
                 f"pid {pid} on {host} (not running, but the command it started, "
                 f"process group {pgid}, still is: stop it with `kill -- -{pgid}`)"
             )
         state = (
-            ("alive" if _pid_alive(pid) else "not running")
+            ("alive" if pid_alive(pid) else "not running")
             if (local and isinstance(pid, int))
             else "on another host"
         )
@@ -373,13 +271,13 @@ class FileLock:
         # empty lock. No fsync: the record only matters while this machine stays up.
         tmp = temporary_path(self.path)
         try:
-            fd = os.open(tmp, _CREATE, 0o644)
+            fd = os.open(tmp, CREATE_EXCLUSIVE, 0o644)
             with os.fdopen(fd, "wb") as handle:
                 handle.write(json.dumps(holder).encode("utf-8"))
             os.replace(tmp, self.path)
         except OSError:
             with contextlib.suppress(OSError):
-                tmp.unlink()
+                os.unlink(tmp)
 
     def release(self) -> None:
         if self._held:
@@ -471,7 +369,7 @@ def _linked(target: Path, dest: Path, info: os.stat_result) -> bool:
         with contextlib.suppress(OSError):
             os.unlink(dest)
         return False
-    _fsync_dir(dest.parent)
+    fsync_dir(dest.parent)
     return True
 
 

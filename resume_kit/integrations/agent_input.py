@@ -2,15 +2,16 @@
 
 Hook mode must never block an agent: stdin is read only when it is not a terminal, only for
 about a second, and anything odd (no data, garbage, a huge stream, a closed descriptor) gives an
-empty dict. Stdlib only: this sits on the hook path.
+empty dict. Stdlib only, and not even json (core/light_json): this sits on the hook path.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
+
+from resume_kit.core.light_json import loads
 
 TYPE_CHECKING = False  # typing costs milliseconds on the served hook path; mypy reads the guard
 if TYPE_CHECKING:
@@ -40,7 +41,7 @@ def read_hook_object(timeout: float = 1.0, stream: IO[Any] | None = None) -> dic
     ``tool_response``); ``{}`` in every case :func:`read_hook_input` gives ``{}``."""
     try:
         raw = _read_available(sys.stdin if stream is None else stream, timeout)
-        data = json.loads(raw.decode("utf-8", errors="replace")) if raw else {}
+        data = loads(raw.decode("utf-8", errors="replace")) if raw else {}
     except Exception:  # hook mode must never fail because of its input
         return {}
     return data if isinstance(data, dict) else {}
@@ -49,7 +50,7 @@ def read_hook_object(timeout: float = 1.0, stream: IO[Any] | None = None) -> dic
 def parse_hook_payload(raw: bytes) -> dict[str, Any]:
     """Pick the known fields out of a hook payload; ``{}`` for anything that is not an object."""
     try:
-        data = json.loads(raw.decode("utf-8", errors="replace"))
+        data = loads(raw.decode("utf-8", errors="replace"))
     except ValueError:
         return {}
     if not isinstance(data, dict):
@@ -142,6 +143,6 @@ def _is_complete_object(raw: bytes) -> bool:
     if not text.endswith(b"}"):
         return False
     try:
-        return isinstance(json.loads(text.decode("utf-8", errors="replace")), dict)
+        return isinstance(loads(text.decode("utf-8", errors="replace")), dict)
     except ValueError:
         return False

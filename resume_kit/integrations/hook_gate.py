@@ -46,9 +46,9 @@ def for_event(answer: str, hook_input: dict[str, Any], copilot: bool = False) ->
     reads a flat ``{"additionalContext": ...}``."""
     if hook_input.get("hook_event_name") != "PostCompact" and not copilot:
         return answer
-    import json
+    from resume_kit.core.light_json import dumps, loads
 
-    context = str(json.loads(answer)["hookSpecificOutput"]["additionalContext"])
+    context = str(loads(answer)["hookSpecificOutput"]["additionalContext"])
     if copilot:
-        return json.dumps({"additionalContext": context}, ensure_ascii=False) + "\n"
+        return dumps({"additionalContext": context}) + "\n"
     return context + "\n"

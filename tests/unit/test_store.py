@@ -249,11 +249,12 @@ def test_temporary_names_are_what_the_stale_sweep_removes(tmp_path: Path) -> Non
     from resume_kit.infra.store import remove_stale_temporaries, temporary_path
 
     target = tmp_path / "progress.json"
-    names = {temporary_path(target).name for _ in range(20)}
+    names = {os.path.basename(temporary_path(target)) for _ in range(20)}
+    assert all(os.path.dirname(temporary_path(target)) == str(tmp_path) for _ in range(3))
     assert len(names) == 20
     for name in names:
         assert re.fullmatch(rf"\.progress\.json\.{os.getpid()}\.[0-9a-f]{{8}}\.tmp", name), name
-    dead = temporary_path(target).name.replace(f".{os.getpid()}.", ".999999999.")
+    dead = os.path.basename(temporary_path(target)).replace(f".{os.getpid()}.", ".999999999.")
     (tmp_path / dead).write_text("half")
     (tmp_path / "other.tmp").write_text("kept")
     assert remove_stale_temporaries(tmp_path, "progress.json") == 1
