@@ -1,7 +1,8 @@
 """Atomic writes, the lock file and the history ring (the git-lockfile model).
 
-* ``atomic_write`` writes a temporary file in the target's folder, fsyncs it, renames it over
-  the target and fsyncs the folder: a reader sees the old file or the new one, never half.
+* ``atomic_write`` (from :mod:`resume_kit.infra.atomic_file`, os calls only) writes a temporary
+  file in the target's folder, fsyncs it, renames it over the target and fsyncs the folder: a
+  reader sees the old file or the new one, never half.
 * ``FileLock`` creates ``<file>.lock`` with ``O_CREAT|O_EXCL`` holding pid, host and time,
   retries with jittered backoff, removes a lock whose process is gone (same host only) and
   otherwise names the holder in its error.
@@ -20,13 +21,11 @@ from pathlib import Path
 
 from resume_kit.infra.atomic_file import (
     CREATE_EXCLUSIVE,
-    STALE_TEMPORARY_S,
     atomic_write,
     fsync_dir,
     pid_alive,
     remove_stale_temporaries,
     temporary_path,
-    temporary_pid,
 )
 from resume_kit.infra.errors import LockError
 from resume_kit.infra.paths import GITIGNORE_BODY, Layout
@@ -39,17 +38,7 @@ from resume_kit.infra.safefs import (
     read_regular,
 )
 
-__all__ = [
-    "STALE_TEMPORARY_S",
-    "FileTooLarge",
-    "NotARegularFile",
-    "atomic_write",
-    "open_regular",
-    "read_regular",
-    "remove_stale_temporaries",
-    "temporary_path",
-    "temporary_pid",
-]
+__all__ = ["FileTooLarge", "NotARegularFile", "atomic_write", "open_regular", "read_regular"]
 
 DEFAULT_LOCK_TIMEOUT_S = 5.0
 _NO_HARD_LINKS = {

@@ -246,11 +246,11 @@ def test_temporary_names_are_what_the_stale_sweep_removes(tmp_path: Path) -> Non
     killed write's leftovers recognises (and nothing else)."""
     import re
 
-    from resume_kit.infra.store import remove_stale_temporaries, temporary_path
+    from resume_kit.infra.atomic_file import remove_stale_temporaries, temporary_path
 
     target = tmp_path / "progress.json"
     names = {os.path.basename(temporary_path(target)) for _ in range(20)}
-    assert all(os.path.dirname(temporary_path(target)) == str(tmp_path) for _ in range(3))
+    assert os.path.dirname(temporary_path(target)) == str(tmp_path)
     assert len(names) == 20
     for name in names:
         assert re.fullmatch(rf"\.progress\.json\.{os.getpid()}\.[0-9a-f]{{8}}\.tmp", name), name
@@ -284,7 +284,7 @@ def test_a_temporary_is_recognised_as_by_its_own_pattern(
     like ``name``'s temporaries, with text around the name or in its other parts, and others."""
     import re
 
-    from resume_kit.infra.store import temporary_pid
+    from resume_kit.infra.atomic_file import temporary_pid
 
     before, after = around
     file_name = f".{before}{name}{after}.{pid}.{hex_}{end}" if other is None else other
