@@ -288,35 +288,25 @@ def measure_commands(ws: workspaces.Workspace, rounds: int) -> dict[str, Series]
 
         return run
 
-    def unchanged_brief() -> Sample:
+    def served_brief(args: list[str], stdin: bytes | None = None) -> Sample:
         """A brief right after a brief (untimed, it stores the receipt): the second is served
         (checked: the debug line says so; the line is the only difference it makes)."""
         for _ in range(3):  # the brief's ages may have moved on between the two: again
-            spawn([*CLI, "brief"], root, env)
+            spawn([*CLI, *args], root, env, stdin=stdin)
             try:
-                return spawn([*CLI, "brief"], root, debug, stderr_has="served the stored brief")
+                return spawn([*CLI, *args], root, debug, stderr_has="served the stored brief",
+                             stdin=stdin)  # fmt: skip
             except MissingLine:
                 continue
-        return spawn([*CLI, "brief"], root, debug, stderr_has="served the stored brief")
+        return spawn([*CLI, *args], root, debug, stderr_has="served the stored brief",
+                     stdin=stdin)  # fmt: skip
 
-    hook_args = ["brief", "--format", "claude-hook"]
-    payload = json.dumps(
+    # The brief Claude Code's SessionStart hook asks for: its payload on stdin, read and gated,
+    # the meter's event written, the stored answer judged again.
+    hook_payload = json.dumps(
         {"session_id": ws.session.stem, "transcript_path": str(ws.session), "cwd": str(root),
          "hook_event_name": "SessionStart", "source": "resume"}
     ).encode()  # fmt: skip
-
-    def unchanged_hook_brief() -> Sample:
-        """The same for the brief Claude Code's SessionStart hook asks for: its payload on
-        stdin, read and gated, the meter's event written, the stored answer judged again."""
-        for _ in range(3):
-            spawn([*CLI, *hook_args], root, env, stdin=payload)
-            try:
-                return spawn([*CLI, *hook_args], root, debug, stderr_has="served the stored brief",
-                             stdin=payload)  # fmt: skip
-            except MissingLine:
-                continue
-        return spawn([*CLI, *hook_args], root, debug, stderr_has="served the stored brief",
-                     stdin=payload)  # fmt: skip
 
     def after_work_brief() -> Sample:
         """A full brief after what an agent's turn leaves behind (untimed): one more line in a
@@ -355,8 +345,10 @@ def measure_commands(ws: workspaces.Workspace, rounds: int) -> dict[str, Series]
         "resume-kit --version (CLI start-up)": cli("--version"),
         "brief": cli("brief"),
         "brief (cold cache)": cold("brief"),
-        UNCHANGED_BRIEF: unchanged_brief,
-        UNCHANGED_HOOK_BRIEF: unchanged_hook_brief,
+        UNCHANGED_BRIEF: lambda: served_brief(["brief"]),
+        UNCHANGED_HOOK_BRIEF: lambda: served_brief(
+            ["brief", "--format", "claude-hook"], hook_payload
+        ),
         AFTER_WORK_BRIEF: after_work_brief,
         "snapshot": cli("snapshot"),
         "snapshot (cold cache)": cold("snapshot"),

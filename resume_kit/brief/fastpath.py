@@ -363,12 +363,14 @@ def _serve_hook(request: dict[str, Any], cwd: str) -> tuple[dict[str, Any] | Non
         return None, "the activity log judges differently"
     body = for_event(receipt["stdout"], hook_input, copilot)  # before the write: no way back
     if event is not None:
-        from resume_kit.core.activity import Limits, judge
-        from resume_kit.facts.activity_log import add_event, with_event
+        from resume_kit.facts.activity_log import add_event
 
         try:
             add_event(hook["root"], event)
         except OSError:  # as the build: the log judged as it is after the failed write
+            from resume_kit.core.activity import Limits, judge
+            from resume_kit.facts.activity_log import with_event
+
             activity = with_event(hook["root"], session, tokens, None, Limits(*hook["limits"]))
             if repr(judge(activity, hook["last_verified"])) != hook["judgement"]:
                 return None, "the meter's event could not be written"

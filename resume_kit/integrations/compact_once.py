@@ -37,13 +37,13 @@ def session_marker(cache_root: str, folder: str, session_id: str) -> str:
 
 
 def write_marker(path: str, text: str) -> None:
-    """Replace the marker at ``path`` with ``text`` (best effort: a hook never fails on it)."""
+    """Replace the marker at ``path`` with ``text`` (best effort: a hook never fails on it;
+    no fsync: a marker only pairs the two events of one compaction)."""
+    from resume_kit.infra.atomic_file import atomic_write
+
     try:  # no contextlib: this module is on the served hook brief's path
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-        temporary = f"{path}.{os.getpid()}"
-        with open(temporary, "w", encoding="utf-8") as handle:
-            handle.write(f"{text}\n")
-        os.replace(temporary, path)
+        atomic_write(path, f"{text}\n", durable=False)
     except OSError:
         pass
 

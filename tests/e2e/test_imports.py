@@ -315,13 +315,7 @@ def _bare_interpreter_modules() -> set[str]:
 
 def beyond_site(found: set[str]) -> set[str]:
     """The third-party modules in ``found`` that site had not already loaded (a .pth's)."""
-    bare = subprocess.run(
-        [sys.executable, "-c", "import json, sys; print(json.dumps(sorted(sys.modules)))"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return third_party(found) - set(json.loads(bare.stdout))
+    return third_party(found) - _bare_interpreter_modules()
 
 
 def test_unchanged_brief_is_served_with_the_standard_library_only(
