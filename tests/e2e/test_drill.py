@@ -12,6 +12,14 @@ from tests.conftest import git, run_cli_subprocess
 pytestmark = pytest.mark.subprocess
 
 
+# A unit's command that a kill lands in even when the drill wakes late. The drill polls every
+# 5 ms but can wake late on loaded cores: CI once saw a kill land after the third unit had
+# passed, with nothing left to interrupt (``sleep 0.2`` and no output, so the first output
+# came only as the command ended). This one prints first and then runs a second until its file
+# exists: a drill 0.5 s late still lands inside it, and the final check, files there, is quick.
+_LONG_ENOUGH = "echo {i}; test -e out{i}.txt || sleep 1; echo {i} > out{i}.txt"
+
+
 def _plan(repo: Path, *units: tuple[str, str, list[str]]) -> None:
     assert run_cli_subprocess("init", "--goal", "drill", cwd=repo).code == 0
     for title, verify, extra in units:
@@ -36,7 +44,7 @@ def test_a_sound_setup_holds_with_reproducible_kills_and_a_saved_receipt(
 ) -> None:
     _plan(
         repo,
-        *[(f"step {i}", f"sleep 0.2; echo {i} > out{i}.txt", []) for i in range(1, 4)],
+        *[(f"step {i}", _LONG_ENOUGH.format(i=i), []) for i in range(1, 4)],
         ("publish", "git push origin main", []),
     )
     status_before = git(repo, "status", "--porcelain").stdout
@@ -87,8 +95,9 @@ def test_a_verify_that_passes_only_the_first_time_breaks_the_drill_in_runs_overl
     """Seed 7 kills as the second unit starts: ``run`` starts it while the first unit's pass is
     still being written, so the kill usually cuts that pass off (6 runs in 6 on 2 loaded
     cores) and the first unit runs again and fails. The drill before this held there (it
-    counted both units as interrupted); wherever the kill lands it must now break."""
-    _plan(repo, ("once", "test ! -e .once && touch .once", []), ("two", "true", []))
+    counted both units as interrupted); wherever the kill lands it must now break. The second
+    unit runs a second, so a drill that wakes late still kills it while it runs."""
+    _plan(repo, ("once", "test ! -e .once && touch .once", []), ("two", "sleep 1", []))
     code, receipt = _drill(repo, "--kills", "1", "--seed", "7")
     (kill,) = receipt["kills"]
     assert (kill["after_start"], kill["event"], kill["interrupted"]) == (2, "started", "two")
@@ -205,7 +214,7 @@ def test_leases_others_hold_are_respected_and_the_drills_own_never_outlive_it(
 ) -> None:
     _plan(
         repo,
-        *[(f"step {i}", f"sleep 0.1; echo {i} > out{i}.txt", []) for i in range(1, 5)],
+        *[(f"step {i}", _LONG_ENOUGH.format(i=i), []) for i in range(1, 5)],
         ("broken", "exit 3", []),  # a failure keeps its lease: the drill must release it
     )
     other = tmp_path / "other"  # another agent, in another worktree of the same clone
