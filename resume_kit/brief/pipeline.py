@@ -30,15 +30,8 @@ def _build(
     *,
     hook_input: dict[str, Any] | None,
 ) -> tuple[str, Any, Any]:
-    from resume_kit.brief.build import build_brief, next_unleased
-    from resume_kit.brief.render import render
-    from resume_kit.core.reconcile import reconcile
     from resume_kit.facts.git import EarlyStatus
-    from resume_kit.facts.snapshot import take_snapshot
-    from resume_kit.facts.snapshot_store import Encoded, save_snapshot
     from resume_kit.infra.paths import find_layout
-    from resume_kit.progress_file import config as config_mod
-    from resume_kit.progress_file import io as progress_io
 
     hook_mode = hook_input is not None
     start: Path | None = None
@@ -50,7 +43,17 @@ def _build(
         if isinstance(hook_input.get("transcript_path"), str):
             transcript_path = Path(hook_input["transcript_path"])
     layout = find_layout(start, config_ahead=True)
-    status = EarlyStatus(layout.root)  # the tree walk runs while the progress model is built
+    # git's tree walk runs while the rest of the brief's modules load and the progress model
+    # is built: on a big tree it is the longest single step
+    status = EarlyStatus(layout.root)
+    from resume_kit.brief.build import build_brief, next_unleased
+    from resume_kit.brief.render import render
+    from resume_kit.core.reconcile import reconcile
+    from resume_kit.facts.snapshot import take_snapshot
+    from resume_kit.facts.snapshot_store import Encoded, save_snapshot
+    from resume_kit.progress_file import config as config_mod
+    from resume_kit.progress_file import io as progress_io
+
     progress = progress_io.load(layout).progress
     config = config_mod.load(layout)
     snapshot = take_snapshot(
