@@ -591,12 +591,13 @@ def _init39(scope):  # resume_kit.facts.fingerprint_reuse.Plan
 def _init40(scope):  # resume_kit.facts.fingerprint_reuse.Record
     _MISSING = scope['_MISSING']
     _set = scope['_set']
-    def __init__(self, head, index, settled, attribute_dirs, units):
+    def __init__(self, head, index, settled, attribute_dirs, units, artifacts):
      self.head = head
      self.index = index
      self.settled = settled
      self.attribute_dirs = attribute_dirs
      self.units = units
+     self.artifacts = artifacts
     return __init__
 
 
@@ -609,7 +610,8 @@ def _init41(scope):  # resume_kit.facts.fingerprint_reuse.Reuse
     _factory11 = scope['_factory11']
     _factory12 = scope['_factory12']
     _factory13 = scope['_factory13']
-    def __init__(self, root, plan, head, dirty, changed, listed, safe, status_ns, _settled=_MISSING, _attribute_dirs=_MISSING, _known=_default10, _attrs_memo=_MISSING, _unnamed_memo=_MISSING, _new_units=_MISSING):
+    _factory14 = scope['_factory14']
+    def __init__(self, root, plan, head, dirty, changed, listed, safe, status_ns, _settled=_MISSING, _attribute_dirs=_MISSING, _known=_default10, _attrs_memo=_MISSING, _unnamed_memo=_MISSING, _new_units=_MISSING, _new_artifacts=_MISSING):
      self.root = root
      self.plan = plan
      self.head = head
@@ -624,6 +626,7 @@ def _init41(scope):  # resume_kit.facts.fingerprint_reuse.Reuse
      self._attrs_memo = _factory11() if _attrs_memo is _MISSING else _attrs_memo
      self._unnamed_memo = _factory12() if _unnamed_memo is _MISSING else _unnamed_memo
      self._new_units = _factory13() if _new_units is _MISSING else _new_units
+     self._new_artifacts = _factory14() if _new_artifacts is _MISSING else _new_artifacts
      self.__post_init__()
     return __init__
 
@@ -1243,8 +1246,8 @@ FACTORIES = {
     'def __init__(self, commands, commits, failure, seconds):\n self.commands = commands\n self.commits = commits\n self.failure = failure\n self.seconds = seconds\n': _init37,
     'def __init__(self, args, code, stdout, stderr, seconds):\n self.args = args\n self.code = code\n self.stdout = stdout\n self.stderr = stderr\n self.seconds = seconds\n': _init38,
     'def __init__(self, file, record, index, needed, listing=_default4, list_all=_default5, wants_listing=_default6):\n self.file = file\n self.record = record\n self.index = index\n self.needed = needed\n self.listing = listing\n self.list_all = list_all\n self.wants_listing = wants_listing\n': _init39,
-    'def __init__(self, head, index, settled, attribute_dirs, units):\n self.head = head\n self.index = index\n self.settled = settled\n self.attribute_dirs = attribute_dirs\n self.units = units\n': _init40,
-    'def __init__(self, root, plan, head, dirty, changed, listed, safe, status_ns, _settled=_MISSING, _attribute_dirs=_MISSING, _known=_default10, _attrs_memo=_MISSING, _unnamed_memo=_MISSING, _new_units=_MISSING):\n self.root = root\n self.plan = plan\n self.head = head\n self.dirty = dirty\n self.changed = changed\n self.listed = listed\n self.safe = safe\n self.status_ns = status_ns\n self._settled = _factory8() if _settled is _MISSING else _settled\n self._attribute_dirs = _factory9() if _attribute_dirs is _MISSING else _attribute_dirs\n self._known = _known\n self._attrs_memo = _factory11() if _attrs_memo is _MISSING else _attrs_memo\n self._unnamed_memo = _factory12() if _unnamed_memo is _MISSING else _unnamed_memo\n self._new_units = _factory13() if _new_units is _MISSING else _new_units\n self.__post_init__()\n': _init41,
+    'def __init__(self, head, index, settled, attribute_dirs, units, artifacts):\n self.head = head\n self.index = index\n self.settled = settled\n self.attribute_dirs = attribute_dirs\n self.units = units\n self.artifacts = artifacts\n': _init40,
+    'def __init__(self, root, plan, head, dirty, changed, listed, safe, status_ns, _settled=_MISSING, _attribute_dirs=_MISSING, _known=_default10, _attrs_memo=_MISSING, _unnamed_memo=_MISSING, _new_units=_MISSING, _new_artifacts=_MISSING):\n self.root = root\n self.plan = plan\n self.head = head\n self.dirty = dirty\n self.changed = changed\n self.listed = listed\n self.safe = safe\n self.status_ns = status_ns\n self._settled = _factory8() if _settled is _MISSING else _settled\n self._attribute_dirs = _factory9() if _attribute_dirs is _MISSING else _attribute_dirs\n self._known = _known\n self._attrs_memo = _factory11() if _attrs_memo is _MISSING else _attrs_memo\n self._unnamed_memo = _factory12() if _unnamed_memo is _MISSING else _unnamed_memo\n self._new_units = _factory13() if _new_units is _MISSING else _new_units\n self._new_artifacts = _factory14() if _new_artifacts is _MISSING else _new_artifacts\n self.__post_init__()\n': _init41,
     "def __init__(self, unit, source, ref, oid, lease):\n _set(self, 'unit', unit)\n _set(self, 'source', source)\n _set(self, 'ref', ref)\n _set(self, 'oid', oid)\n _set(self, 'lease', lease)\n": _init42,
     'def __init__(self, copies, summary=_default1):\n self.copies = copies\n self.summary = summary\n': _init43,
     'def __init__(self, number, text, summary=_default2):\n self.number = number\n self.text = text\n self.summary = summary\n': _init44,

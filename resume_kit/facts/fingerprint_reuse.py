@@ -1,5 +1,7 @@
 """Done units' fingerprints carried over from the previous snapshot when git proves that none
-of their files changed (issue 18), so a snapshot hashes only the units that could have.
+of their files changed (issue 18), so a snapshot hashes only the units that could have; and
+with the same proof, their artifacts' facts (size and SHA-256), so a snapshot does not even
+``lstat`` the artifacts that could not have changed.
 
 A record in the user cache (``fingerprints.json``, never in the repository: what arrives with
 a repository is hostile) keeps, for the HEAD and the index it was made with, each eligible
@@ -20,7 +22,9 @@ or a symlink. A unit's fingerprint is reused only when all of this holds, else i
 
 A fingerprint is recorded only for a path clean in this status whose ``ctime`` and ``mtime``,
 read after hashing, are older than the status by :data:`RACY_NS`: the bytes hashed are then
-those git compared. Anything missing, unreadable or odd means computing, never a guess.
+those git compared. An artifact's facts are recorded the same way (a regular file, read
+after the status too), and reused under the same conditions as a fingerprint. Anything
+missing, unreadable or odd means computing, never a guess.
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ from resume_kit.core.light_dataclass import dataclass, field
 from resume_kit.core.typing_light import Any
 from resume_kit.model.globs import WILDCARD
 
-FORMAT = 1
+FORMAT = 2  # 2: the done units' artifacts' facts
 FILE_NAME = "fingerprints.json"
 MAX_RECORD_BYTES = 64 * 1024 * 1024
 RACY_NS = 2_000_000_000  # a write this close to the status may share its timestamp tick
@@ -76,6 +80,7 @@ class Record:
     settled: dict[str, bool]  # path -> settled in that index (only the units' paths)
     attribute_dirs: set[str]  # folders ("" for the root) whose .gitattributes the index holds
     units: dict[str, tuple[str, list[str], list[str]]]  # id -> (fingerprint, files, artifacts)
+    artifacts: dict[str, tuple[int, str]]  # path -> (size, sha256) of a done unit's artifact
 
 
 def load_record(file: Path) -> Record | None:
@@ -89,6 +94,11 @@ def load_record(file: Path) -> Record | None:
             str(uid): (str(fp), [str(p) for p in files], [str(p) for p in artifacts])
             for uid, (fp, files, artifacts) in data["units"].items()
         }
+        artifacts = {
+            str(path): (size, sha256)
+            for path, (size, sha256) in data["artifacts"].items()
+            if type(size) is int and isinstance(sha256, str)
+        }
         settled = {str(p): True for p in data["settled"]}
         settled.update({str(p): False for p in data["unsettled"]})
         return Record(
@@ -97,6 +107,7 @@ def load_record(file: Path) -> Record | None:
             settled=settled,
             attribute_dirs={str(p) for p in data["attribute_dirs"]},
             units=units,
+            artifacts=artifacts,
         )
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
         return None
@@ -113,6 +124,7 @@ def save_record(file: Path, record: Record) -> None:
         "unsettled": sorted(p for p, ok in record.settled.items() if not ok),
         "attribute_dirs": sorted(record.attribute_dirs),
         "units": {uid: list(entry) for uid, entry in record.units.items()},
+        "artifacts": {path: list(facts) for path, facts in record.artifacts.items()},
     }
     with contextlib.suppress(OSError):
         atomic_write(file, json.dumps(payload, separators=(",", ":"), ensure_ascii=False))
@@ -245,6 +257,16 @@ def plan(file: Path, git_dir: Path, units: Iterable[Any]) -> Plan:
     return result
 
 
+def deferred_artifacts(plan: Plan, paths: Iterable[str]) -> set[str]:
+    """The artifacts to read only once git's status has said whether the record's facts still
+    hold: those it has facts for, while the index is still the record's (the common brief).
+    After any change to the index every artifact is read as before, while git runs."""
+    record = plan.record
+    if record is None or not record.artifacts or record.index != plan.index:
+        return set()
+    return {path for path in paths if path in record.artifacts and path in plan.needed}
+
+
 @dataclass
 class Reuse:
     """Per unit: the recorded fingerprint when it provably still holds; then the new record."""
@@ -263,6 +285,7 @@ class Reuse:
     _attrs_memo: dict[str, bool] = field(default_factory=dict)
     _unnamed_memo: dict[str, bool] = field(default_factory=dict)
     _new_units: dict[str, tuple[str, list[str], list[str]]] = field(default_factory=dict)
+    _new_artifacts: dict[str, tuple[int, str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         record = self.plan.record
@@ -339,6 +362,36 @@ class Reuse:
         self._new_units[unit.id] = entry
         return entry[0]
 
+    def artifact(self, path: str) -> tuple[int, str] | None:
+        """The recorded (size, SHA-256) of the artifact ``path`` if it provably still holds
+        (as :meth:`reusable` decides for a unit's paths), else None (read it)."""
+        record = self.plan.record
+        if record is None or not self._usable():
+            return None
+        if record.head != self.head and self.changed is None:
+            return None
+        facts = record.artifacts.get(path)
+        if facts is None or not self._clean(path):
+            return None
+        self._new_artifacts[path] = facts
+        return facts
+
+    def artifact_read(self, path: str, size: int | None, sha256: str | None) -> None:
+        """Note an artifact's facts read this run: recorded as :meth:`computed` records a
+        fingerprint (a done unit's plain path, settled and clean in this status, a regular
+        file of that size untouched from well before the status until now)."""
+        if size is None or sha256 is None or not self._usable() or not self._clean(path):
+            return
+        try:
+            info = os.lstat(os.path.join(str(self.root), path))
+        except OSError:
+            return
+        if not stat.S_ISREG(info.st_mode) or info.st_size != size:
+            return
+        if max(info.st_mtime_ns, info.st_ctime_ns) >= self.status_ns - RACY_NS:
+            return
+        self._new_artifacts[path] = (size, sha256)
+
     def computed(self, unit: Any, fingerprint: str | None) -> None:
         """Note a fingerprint computed this run: recorded if its files were settled and clean
         in this status and untouched from well before it until after they were hashed."""
@@ -371,6 +424,7 @@ class Reuse:
             settled={p: ok for p, ok in self._settled.items() if p in self.plan.needed},
             attribute_dirs=self._attribute_dirs,
             units=self._new_units,
+            artifacts=self._new_artifacts,
         )
         if record != self.plan.record:  # the common brief: nothing to write
             save_record(self.plan.file, record)

@@ -373,13 +373,15 @@ def take_snapshot(
         artifact_paths, left_out = listed
         if left_out:
             later.append(f"{left_out} declared artifacts not listed (more than {MAX_ARTIFACTS})")
+        deferred = _deferred_artifacts(reuse_plan, artifact_paths)
 
         def read_artifacts() -> list[dict[str, Any]]:
-            if not artifact_paths:
+            paths = [p for p in artifact_paths if p not in deferred] if deferred else artifact_paths
+            if not paths:
                 return []
             from resume_kit.facts.artifacts import read_artifacts as reader
 
-            return list(reader(root, artifact_paths, hashes, notes=later))
+            return list(reader(root, paths, hashes, notes=later))
 
         def read_transcript() -> dict[str, Any] | None:
             if not config.transcripts and transcript_path is None:
@@ -433,6 +435,16 @@ def take_snapshot(
                 "unit fingerprints",
                 None,
                 lambda: unit_fingerprints(layout, progress, later, hashes, reuse),
+            )
+        if deferred or reuse is not None:
+            read_early = artifacts
+            artifacts = _guarded(
+                later,
+                "artifacts unreadable",
+                read_early,
+                lambda: _after_status(
+                    root, artifact_paths, read_early, deferred, reuse, hashes, later
+                ),
             )
         if reuse is not None:
             with contextlib.suppress(Exception):
@@ -552,6 +564,50 @@ def _reuse_plan(layout: Layout, progress: Progress | None) -> Plan | None:
         return plan(layout.user_cache / FILE_NAME, layout.git_dir, progress.units)
     except Exception:
         return None
+
+
+def _deferred_artifacts(reuse_plan: Plan | None, paths: list[str]) -> set[str]:
+    if reuse_plan is None:
+        return set()
+    from resume_kit.facts.fingerprint_reuse import deferred_artifacts
+
+    try:
+        return deferred_artifacts(reuse_plan, paths)
+    except Exception:
+        return set()
+
+
+def _after_status(
+    root: Path,
+    paths: list[str],
+    read_early: list[dict[str, Any]],
+    deferred: set[str],
+    reuse: Reuse | None,
+    hashes: HashCache,
+    notes: list[str],
+) -> list[dict[str, Any]]:
+    """The artifacts' facts in declared order, once git's status is known: those read while
+    git ran, the deferred ones whose recorded facts git proves still hold, and the rest of
+    the deferred read now. Every fact read is offered to the record for the next snapshot."""
+    found: dict[str, dict[str, Any]] = {}
+    late: list[str] = []
+    for path in paths:
+        if path in deferred:
+            facts = reuse.artifact(path) if reuse is not None else None
+            if facts is None:
+                late.append(path)
+            else:
+                found[path] = {"path": path, "exists": True, "size": facts[0], "sha256": facts[1]}
+    read = read_early
+    if late:
+        from resume_kit.facts.artifacts import read_artifacts as reader
+
+        read = [*read_early, *reader(root, late, hashes, notes=notes)]
+    for entry in read:
+        found[entry["path"]] = entry
+        if reuse is not None:
+            reuse.artifact_read(entry["path"], entry["size"], entry["sha256"])
+    return [found[path] for path in paths if path in found]
 
 
 def _list_index(root: Path, reuse_plan: Plan) -> tuple[dict[str, bool], set[str]] | None:

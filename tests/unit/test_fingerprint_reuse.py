@@ -1,9 +1,11 @@
-"""Fingerprints reused from the previous snapshot's record equal a full recomputation.
+"""Fingerprints and artifacts' facts reused from the previous snapshot's record equal a full
+recomputation.
 
 Real git repositories; each step changes the work tree (edits, reverts, staging, commits,
 checkouts, renames, deletes, untracked and ignored files, assume-unchanged and skip-worktree
-flags, line-ending attributes) and the snapshot's units (fingerprints, missing artifacts) and
-its DONE_BUT_CHANGED findings are compared with a recomputation of every unit. The racy
+flags, line-ending attributes) and the snapshot's units (fingerprints, missing artifacts), its
+artifacts (size, SHA-256) and its DONE_BUT_CHANGED findings are compared with a recomputation
+of every unit and a fresh read of every artifact. The racy
 margin is set to 0 so that files written a moment ago may be recorded at all.
 """
 
@@ -20,8 +22,14 @@ from hypothesis import strategies as st
 
 from resume_kit.core.reconcile import reconcile
 from resume_kit.facts import fingerprint_reuse
+from resume_kit.facts.artifacts import read_artifacts
 from resume_kit.facts.fingerprint import fingerprint
-from resume_kit.facts.snapshot import add_evidence_history, take_snapshot, unit_fingerprints
+from resume_kit.facts.snapshot import (
+    add_evidence_history,
+    declared_artifacts,
+    take_snapshot,
+    unit_fingerprints,
+)
 from resume_kit.infra.paths import Layout, find_layout
 from resume_kit.model.progress import Evidence, Progress, Unit
 from resume_kit.progress_file.config import Config
@@ -97,11 +105,16 @@ def _changed_ids(findings: list[object]) -> set[str]:
 
 
 def _check(layout: Layout, progress: Progress) -> dict[str, object]:
-    """A snapshot (with reuse) against every unit recomputed; returns the snapshot's units."""
+    """A snapshot (with reuse) against every unit recomputed and every artifact read afresh;
+    returns the snapshot's units."""
     snapshot = take_snapshot(layout, Config(), "manual", progress=progress)
     head = snapshot["repo"]["head"]
     full = add_evidence_history(layout, progress, unit_fingerprints(layout, progress, []), head, [])
     assert snapshot["units"] == full
+    refused: list[str] = []
+    paths = declared_artifacts(layout.root, progress, Config())[0]
+    assert snapshot["artifacts"] == read_artifacts(layout.root, paths, notes=refused)
+    assert [n for n in snapshot["notes"] if n.startswith("artifacts not read")] == refused
     recomputed = dict(snapshot)
     recomputed["units"] = full
     assert _changed_ids(reconcile(progress, snapshot)) == _changed_ids(
@@ -208,9 +221,12 @@ def test_only_plain_tracked_clean_units_are_recorded() -> None:
     for root, layout, progress in _temp_repo():
         _check(layout, progress)
         assert sorted(_record(layout)["units"]) == ["u-a", "u-b", "u-d", "u-d2"]  # type: ignore[call-overload]
+        assert sorted(_record(layout)["artifacts"]) == ["out/a.json", "out/d.json"]  # type: ignore[call-overload]
         _write(root, "src/a.py", "edited\n")
+        _write(root, "out/d.json", "edited\n")
         _check(layout, progress)
-        assert sorted(_record(layout)["units"]) == ["u-b", "u-d", "u-d2"]  # type: ignore[call-overload]
+        assert sorted(_record(layout)["units"]) == ["u-b"]  # type: ignore[call-overload]
+        assert sorted(_record(layout)["artifacts"]) == ["out/a.json"]  # type: ignore[call-overload]
 
 
 def test_a_recorded_fingerprint_is_what_the_snapshot_shows() -> None:
@@ -228,6 +244,31 @@ def test_a_recorded_fingerprint_is_what_the_snapshot_shows() -> None:
         assert snapshot["units"]["u-a"]["fingerprint"] == progress.units[0].evidence.fingerprint  # type: ignore[union-attr]
         git(root, "checkout", "-q", "side")  # src/b.py differs on side
         assert _check(layout, progress)["u-b"]["fingerprint"] != planted  # type: ignore[index]
+
+
+def test_recorded_artifact_facts_are_what_the_snapshot_shows() -> None:
+    """The artifacts' reuse is real: a (planted) recorded hash is shown while git says the
+    file did not change, without the file being looked at, and read again once it did."""
+    for root, layout, progress in _temp_repo():
+        _check(layout, progress)
+        _check(layout, progress)  # the artifacts read after git's status, from the record
+        file = layout.user_cache / fingerprint_reuse.FILE_NAME
+        planted = "0" * 64
+        data = json.loads(file.read_text())
+        data["artifacts"]["out/a.json"][1] = planted
+        file.write_text(json.dumps(data))
+        snapshot = take_snapshot(layout, Config(), "manual", progress=progress)
+        shown = {a["path"]: a["sha256"] for a in snapshot["artifacts"]}
+        assert shown["out/a.json"] == planted
+        _write(root, "out/a.json", "out/a.json v2\nline two\n")  # same size, other bytes
+        _check(layout, progress)
+        _write(root, "out/a.json", "out/a.json v1\nline two\n")
+        _check(layout, progress)  # clean again, recorded again
+        data = json.loads(file.read_text())
+        data["artifacts"]["out/a.json"][1] = planted
+        file.write_text(json.dumps(data))
+        git(root, "add", "out/a.json")  # the index changes: every artifact is read again
+        _check(layout, progress)
 
 
 def test_attribute_conversion_is_never_trusted() -> None:
@@ -259,6 +300,9 @@ def test_damaged_record_means_computing() -> None:
     for _root, layout, progress in _temp_repo():
         _check(layout, progress)
         file = layout.user_cache / fingerprint_reuse.FILE_NAME
-        for text in ("", "[]", "{", json.dumps({"format": 1, "units": {"u-b": 3}})):
+        record = json.loads(file.read_text())
+        bad_artifacts = [{"out/a.json": [None, "x"]}, {"out/a.json": 3}, {"out/a.json": [1]}, []]
+        damaged = [json.dumps({**record, "artifacts": bad}) for bad in bad_artifacts]
+        for text in ("", "[]", "{", json.dumps({"format": 1, "units": {"u-b": 3}}), *damaged):
             file.write_text(text)
             _check(layout, progress)
