@@ -78,8 +78,16 @@ def read_artifacts(
     """``[{"path", "exists", "size", "sha256"}]`` for each path (relative to ``root``), once each,
     in the order given; ``cache`` remembers the hashes of files that did not change. A path
     that leaves the work tree or goes through a symlink is left out, with a note."""
-    from resume_kit.infra.redact import redact
+    found, refused = read_artifact_facts(root, paths, cache)
+    if refused and notes is not None:
+        notes.append(refused_note(refused))
+    return found
 
+
+def read_artifact_facts(
+    root: Path, paths: Iterable[str], cache: HashCache | None = None
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """:func:`read_artifacts` without the note: (the facts, the paths left out)."""
     seen: dict[str, None] = {}
     for raw in paths:
         rel = as_posix(raw) if raw else raw
@@ -94,10 +102,13 @@ def read_artifacts(
             found.append({"path": rel, "exists": False, "size": None, "sha256": None})
         else:
             found.append(_existing(rel, full, info, cache))
-    if refused and notes is not None:
-        shown = ", ".join(redact(r) for r in refused[:3])
-        more = f" and {len(refused) - 3} more" if len(refused) > 3 else ""
-        notes.append(
-            f"artifacts not read (a symlink on the way or outside the work tree): {shown}{more}"
-        )
-    return found
+    return found, refused
+
+
+def refused_note(refused: list[str]) -> str:
+    """The snapshot's note naming the artifacts left out (the first three of ``refused``)."""
+    from resume_kit.infra.redact import redact
+
+    shown = ", ".join(redact(r) for r in refused[:3])
+    more = f" and {len(refused) - 3} more" if len(refused) > 3 else ""
+    return f"artifacts not read (a symlink on the way or outside the work tree): {shown}{more}"

@@ -374,14 +374,17 @@ def take_snapshot(
         if left_out:
             later.append(f"{left_out} declared artifacts not listed (more than {MAX_ARTIFACTS})")
         deferred = _deferred_artifacts(reuse_plan, artifact_paths)
+        refused: list[str] = []  # the artifacts left out, read now or after git's status
 
         def read_artifacts() -> list[dict[str, Any]]:
             paths = [p for p in artifact_paths if p not in deferred] if deferred else artifact_paths
             if not paths:
                 return []
-            from resume_kit.facts.artifacts import read_artifacts as reader
+            from resume_kit.facts.artifacts import read_artifact_facts
 
-            return list(reader(root, paths, hashes, notes=later))
+            found, left_out = read_artifact_facts(root, paths, hashes)
+            refused.extend(left_out)
+            return found
 
         def read_transcript() -> dict[str, Any] | None:
             if not config.transcripts and transcript_path is None:
@@ -415,6 +418,7 @@ def take_snapshot(
         artifacts: list[dict[str, Any]] = _guarded(
             later, "artifacts unreadable", [], read_artifacts
         )
+        refused_note_at = len(later)  # where one read of them all here would put its note
         transcript: dict[str, Any] | None = _guarded(
             later, "transcript unreadable", None, read_transcript
         )
@@ -443,9 +447,13 @@ def take_snapshot(
                 "artifacts unreadable",
                 read_early,
                 lambda: _after_status(
-                    root, artifact_paths, read_early, deferred, reuse, hashes, later
+                    root, artifact_paths, read_early, deferred, reuse, hashes, refused
                 ),
             )
+        if refused:
+            from resume_kit.facts.artifacts import refused_note
+
+            later.insert(refused_note_at, refused_note(refused))
         if reuse is not None:
             with contextlib.suppress(Exception):
                 reuse.save(layout.git_dir)
@@ -584,11 +592,12 @@ def _after_status(
     deferred: set[str],
     reuse: Reuse | None,
     hashes: HashCache,
-    notes: list[str],
+    refused: list[str],
 ) -> list[dict[str, Any]]:
     """The artifacts' facts in declared order, once git's status is known: those read while
     git ran, the deferred ones whose recorded facts git proves still hold, and the rest of
-    the deferred read now. Every fact read is offered to the record for the next snapshot."""
+    the deferred read now (``refused`` gains those left out, kept in declared order). Every
+    fact read is offered to the record for the next snapshot."""
     found: dict[str, dict[str, Any]] = {}
     late: list[str] = []
     for path in paths:
@@ -600,9 +609,13 @@ def _after_status(
                 found[path] = {"path": path, "exists": True, "size": facts[0], "sha256": facts[1]}
     read = read_early
     if late:
-        from resume_kit.facts.artifacts import read_artifacts as reader
+        from resume_kit.facts.artifacts import read_artifact_facts
 
-        read = [*read_early, *reader(root, late, hashes, notes=notes)]
+        read_late, left_out = read_artifact_facts(root, late, hashes)
+        read = [*read_early, *read_late]
+        if left_out:
+            order = {path: index for index, path in enumerate(paths)}
+            refused[:] = sorted([*refused, *left_out], key=lambda p: order.get(p, len(order)))
     for entry in read:
         found[entry["path"]] = entry
         if reuse is not None:

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from resume_kit.core.reconcile import reconcile
@@ -198,6 +198,9 @@ def _temp_repo() -> Iterator[tuple[Path, Layout, Progress]]:
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 @given(script=scripts())
+# out/a.json read while git runs and out/d.json after it (deferred), both then refused behind
+# the symlinked folder: one note names both, as one read of them all would
+@example(script=[("assume-unchanged", "out/a.json"), ("folder-link", "src/a.py")])
 def test_reused_fingerprints_equal_a_full_recomputation(script: list[tuple[str, str]]) -> None:
     for root, layout, progress in _temp_repo():
         _check(layout, progress)  # the first snapshot records
