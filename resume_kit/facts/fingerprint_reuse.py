@@ -344,12 +344,31 @@ class Reuse:
             memo[folder] = ok
         return ok
 
-    def reusable(self, unit: Any) -> str | None:
-        """The recorded fingerprint of ``unit`` if it still holds, else None (compute it)."""
+    def _trusted_record(self) -> Record | None:
+        """The record, when this status can vouch for its entries: usable, and at the same HEAD
+        or with the paths changed between the two known."""
         record = self.plan.record
         if record is None or not self._usable():
             return None
         if record.head != self.head and self.changed is None:
+            return None
+        return record
+
+    def _lstat_untouched(self, path: str) -> os.stat_result | None:
+        """``path``'s lstat when its ``mtime`` and ``ctime``, read now, are older than the
+        status by :data:`RACY_NS` (the bytes read are those git compared), else None."""
+        try:
+            info = os.lstat(os.path.join(str(self.root), path))
+        except OSError:
+            return None
+        if max(info.st_mtime_ns, info.st_ctime_ns) >= self.status_ns - RACY_NS:
+            return None
+        return info
+
+    def reusable(self, unit: Any) -> str | None:
+        """The recorded fingerprint of ``unit`` if it still holds, else None (compute it)."""
+        record = self._trusted_record()
+        if record is None:
             return None
         entry = record.units.get(unit.id)
         if entry is None or entry[1] != unit.files or entry[2] != unit.artifacts:
@@ -365,10 +384,8 @@ class Reuse:
     def artifact(self, path: str) -> tuple[int, str] | None:
         """The recorded (size, SHA-256) of the artifact ``path`` if it provably still holds
         (as :meth:`reusable` decides for a unit's paths), else None (read it)."""
-        record = self.plan.record
-        if record is None or not self._usable():
-            return None
-        if record.head != self.head and self.changed is None:
+        record = self._trusted_record()
+        if record is None:
             return None
         facts = record.artifacts.get(path)
         if facts is None or not self._clean(path):
@@ -382,13 +399,8 @@ class Reuse:
         file of that size untouched from well before the status until now)."""
         if size is None or sha256 is None or not self._usable() or not self._clean(path):
             return
-        try:
-            info = os.lstat(os.path.join(str(self.root), path))
-        except OSError:
-            return
-        if not stat.S_ISREG(info.st_mode) or info.st_size != size:
-            return
-        if max(info.st_mtime_ns, info.st_ctime_ns) >= self.status_ns - RACY_NS:
+        info = self._lstat_untouched(path)
+        if info is None or not stat.S_ISREG(info.st_mode) or info.st_size != size:
             return
         self._new_artifacts[path] = (size, sha256)
 
@@ -400,15 +412,9 @@ class Reuse:
         paths = plain_paths(unit.files, unit.artifacts)
         if not paths or not all(self._clean(p) for p in paths):
             return
-        limit = self.status_ns - RACY_NS
         for path in paths:
-            try:
-                info = os.lstat(os.path.join(str(self.root), path))
-            except OSError:
-                return
-            if not (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)):
-                return
-            if max(info.st_mtime_ns, info.st_ctime_ns) >= limit:
+            info = self._lstat_untouched(path)
+            if info is None or not (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)):
                 return
         self._new_units[unit.id] = (fingerprint, list(unit.files), list(unit.artifacts))
 
