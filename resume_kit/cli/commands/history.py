@@ -4,23 +4,19 @@ and on one line per record."""
 
 from __future__ import annotations
 
-import datetime as dt
 from pathlib import Path
 
 from resume_kit.cli.ui import hint, out, print_json, say
+from resume_kit.core.timeutil import from_epoch
 from resume_kit.core.typing_light import Any
 from resume_kit.infra.errors import EXIT_NOTHING_TO_DO, EXIT_OK
-
-
-def _when(at: float) -> str:
-    return dt.datetime.fromtimestamp(at, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _endpoint(row: dict[str, Any]) -> dict[str, Any]:
     """The first or last match as the summary shows it."""
     return {
         "id": row["id"],
-        "at": _when(row["at"]),
+        "at": from_epoch(row["at"]),
         "unit": row["unit"],
         "commit": row["commit_sha"],
         "root": row["root"],
@@ -41,7 +37,7 @@ def _line(row: dict[str, Any]) -> str:
     passed = {1: " passed", 0: " failed"}.get(row["passed"], "")
     bits = [
         f"#{row['id']}",
-        _when(row["at"]),
+        from_epoch(row["at"]),
         f"{row['kind']}{passed}",
         f"unit {row['unit']}" if row["unit"] else "",
         f"commit {row['commit_sha'][:10]}" if row["commit_sha"] else "",
