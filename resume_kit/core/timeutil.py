@@ -137,10 +137,12 @@ def _age_text(seconds: float) -> str:
 
 def age_span(seconds: list[float]) -> str:
     """``5 h–2 d ago`` for the youngest and the oldest of some ages (``5 h ago`` when alike)."""
-    _note_steady(lambda later: _span_text([s + later for s in seconds]))
-    return _span_text(seconds)
+    # only those two are read: the steadiness search probes them alone, not thousands of ages
+    youngest, oldest = min(seconds), max(seconds)
+    _note_steady(lambda later: _span_text(youngest + later, oldest + later))
+    return _span_text(youngest, oldest)
 
 
-def _span_text(seconds: list[float]) -> str:
-    low, high = duration(min(seconds)), duration(max(seconds))
+def _span_text(youngest: float, oldest: float) -> str:
+    low, high = duration(youngest), duration(oldest)
     return f"{low} ago" if low == high else f"{low}–{high} ago"
