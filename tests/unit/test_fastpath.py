@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from resume_kit.brief import fastpath
 from resume_kit.core import timeutil
 from resume_kit.infra import deps
+from tests.conftest import git
 
 
 @pytest.mark.parametrize(
@@ -267,3 +268,35 @@ def test_an_existing_transcript_of_a_new_session_is_not_served(tmp_path: Path) -
     assert fastpath._hook_matches(_stored(), payload) == "another session, whose transcript exists"
     same = _stored(session="s1", transcript=str(path), transcript_sig=None)
     assert fastpath._hook_matches(same, payload) == "the hook's transcript changed"
+
+
+def test_only_tracked_regular_files_status_vouches_for_leave_the_receipt(repo: Path) -> None:
+    """What a served git status already compares is not stat-checked again: a tracked regular
+    file with no flag that hides it from status. Everything else the brief read stays a
+    dependency of the receipt (real git: flags, a symlink, an untracked and a listed file)."""
+    names = ["plain.txt", "caf\u00e9.txt", "tab\tname.txt", "hidden.txt", "sparse.txt"]
+    for name in names:
+        (repo / name).write_text(name)
+    (repo / "link.txt").symlink_to("plain.txt")
+    (repo / ".resume-kit").mkdir()
+    (repo / ".resume-kit" / "progress.yaml").write_text("units: []\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "files")
+    git(repo, "update-index", "--assume-unchanged", "hidden.txt")
+    git(repo, "update-index", "--skip-worktree", "sparse.txt")
+    (repo / "untracked.txt").write_text("new")
+    raw = os.fsdecode(b"raw\xff.txt")  # a name that is not UTF-8, as os.listdir gives it
+    (repo / raw).write_text("raw")
+    git(repo, "add", "--", raw)
+    root = str(repo)
+    seen = [os.path.join(root, name) for name in [*names, "link.txt", "untracked.txt", raw]]
+    seen += [os.path.join(root, ".resume-kit", "progress.yaml"), root + "x/plain.txt"]
+    listed = {os.path.join(root, "README.md"): None}  # a path status lists is compared in full
+    seen.append(os.path.join(root, "README.md"))
+
+    clean = fastpath._clean_tracked_files(root, seen, listed)
+
+    expected = ["plain.txt", "caf\u00e9.txt", "tab\tname.txt", raw]
+    assert clean == {os.path.join(root, name) for name in expected}
+    # a name that no file system encoding writes stays a dependency, and nothing breaks
+    assert fastpath._clean_tracked_files(root, [os.path.join(root, "\ud800")], {}) == set()
