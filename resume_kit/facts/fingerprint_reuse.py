@@ -259,10 +259,12 @@ def plan(file: Path, git_dir: Path, units: Iterable[Any]) -> Plan:
 
 def deferred_artifacts(plan: Plan, paths: Iterable[str]) -> set[str]:
     """The artifacts to read only once git's status has said whether the record's facts still
-    hold: those it has facts for, while the index is still the record's (the common brief).
-    After any change to the index every artifact is read as before, while git runs."""
+    hold: those it has facts for. Also after a change to the index (a commit, a ``git add``),
+    as the fingerprints are: the index is then listed while git's status runs, and what it
+    says decides (reading them all again instead hashed every artifact anew, since the hash
+    cache keeps only the entries a run used: 1,500 files, ~300 ms when out of the page cache)."""
     record = plan.record
-    if record is None or not record.artifacts or record.index != plan.index:
+    if record is None or not record.artifacts:
         return set()
     return {path for path in paths if path in record.artifacts and path in plan.needed}
 
