@@ -73,10 +73,8 @@ def test_a_corrupt_cache_file_is_refused(tmp_path: Path, monkeypatch: pytest.Mon
 def test_no_source_is_a_clear_error_not_a_download(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_encoding: None
 ) -> None:
-    def unavailable() -> None:
-        raise FileNotFoundError("resume_kit/data/cl100k_base.tiktoken")
-
-    monkeypatch.setattr(tokens, "_bundled_ranks", unavailable)
+    missing = tmp_path / "installed" / tokens.DATA_FILE_NAME  # the shipped file is gone
+    monkeypatch.setattr(tokens, "data_file", lambda: missing)
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
     with pytest.raises(tokens.TokenizerUnavailable) as caught:
         tokens.count_tokens("hello world " * 10)

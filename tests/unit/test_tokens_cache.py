@@ -71,6 +71,7 @@ def test_a_damaged_cache_is_rebuilt(fresh: Path, damage: object) -> None:
     good = fresh.read_bytes()
     fresh.write_bytes(damage(good))  # type: ignore[operator]
     assert tokens.unpack_ranks(fresh.read_bytes()) is None
+    assert tokens.PackedRanks.of(fresh.read_bytes()) is None
     encoding = tokens._from_bundled_file()
     assert encoding.encode("hello world") == _reference().encode("hello world")
     assert fresh.read_bytes() == good

@@ -4,6 +4,7 @@ served from remembered pieces equals the encoding's count of the whole text."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import regex
@@ -130,9 +131,54 @@ def test_new_pieces_are_counted_from_the_ranks_without_building_the_encoding(
 @settings(max_examples=400, deadline=None)
 def test_the_byte_pair_merge_counts_each_piece_as_tiktoken_does(text: str) -> None:
     encoding = tokens.encoding()
-    ranks = tokens._bundled_ranks()
+    table = tokens._bundled_ranks()
+    packed = tokens.PackedRanks.of(tokens.pack_ranks(table) or b"")
+    assert packed is not None
     for piece in tokens.text_pieces(text) or []:  # None: the encoding counts the whole text
-        assert tokens.piece_tokens(piece, ranks) == len(encoding.encode_ordinary(piece))
+        want = len(encoding.encode_ordinary(piece))
+        assert tokens.piece_tokens(piece, table) == tokens.piece_tokens(piece, packed) == want
+
+
+_TOKENS = st.binary(min_size=1, max_size=6)
+
+
+@given(st.lists(_TOKENS, unique=True, max_size=60), st.lists(_TOKENS, max_size=30))
+@settings(max_examples=300, deadline=None)
+def test_the_packed_ranks_look_up_what_the_table_holds(
+    vocabulary: list[bytes], others: list[bytes]
+) -> None:
+    table = {token: rank for rank, token in enumerate(vocabulary)}
+    packed = tokens.PackedRanks.of(tokens.pack_ranks(table) or b"")
+    assert packed is not None and len(packed) == len(table)
+    for token in [*vocabulary, *others, b""]:
+        assert packed.get(token) == table.get(token)
+        assert (token in packed) == (token in table)
+    assert "text" not in packed  # not bytes: never a token
+
+
+def test_new_pieces_never_build_the_whole_table_from_a_good_cache(
+    fresh: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The brief after a commit holds a few pieces never counted before: with the ranks cache
+    in place they are looked up in it, not unpacked into 100,000 entries (~50 ms)."""
+    cache = tmp_path / tokens.RANKS_CACHE_NAME
+    monkeypatch.setattr(tokens, "_ranks_cache", lambda: cache)
+    monkeypatch.setattr(tokens, "_piece_ranks", None)
+    tokens._ranks_for_pieces()  # no cache yet: the bundled file is parsed and packed
+    assert tokens.PackedRanks.of(cache.read_bytes()) is not None
+    text = "fix the quagga parser for contract amounts"
+    want = len(tokens.encoding().encode(text, disallowed_special=()))
+
+    def refuse(*_: object) -> object:
+        raise AssertionError("the whole table was built")
+
+    monkeypatch.setattr(tokens, "_piece_ranks", None)  # a new process
+    monkeypatch.setattr(tokens, "_encoding", None)
+    monkeypatch.setattr(tokens, "encoding", refuse)
+    monkeypatch.setattr(tokens, "unpack_ranks", refuse)
+    monkeypatch.setattr(tokens, "parse_tiktoken_bpe", refuse)
+    assert tokens.count_tokens(text) == want
+    assert isinstance(tokens._piece_ranks, tokens.PackedRanks)
 
 
 def test_a_damaged_or_hostile_pieces_file_is_ignored(fresh: None) -> None:
