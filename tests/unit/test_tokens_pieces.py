@@ -164,7 +164,7 @@ def test_new_pieces_never_build_the_whole_table_from_a_good_cache(
     cache = tmp_path / tokens.RANKS_CACHE_NAME
     monkeypatch.setattr(tokens, "_ranks_cache", lambda: cache)
     monkeypatch.setattr(tokens, "_piece_ranks", None)
-    tokens._ranks_for_pieces()  # no cache yet: the bundled file is parsed and packed
+    tokens._ranks_for_pieces(1)  # no cache yet: the bundled file is parsed and packed
     assert tokens.PackedRanks.of(cache.read_bytes()) is not None
     text = "fix the quagga parser for contract amounts"
     want = len(tokens.encoding().encode(text, disallowed_special=()))
@@ -206,3 +206,23 @@ def test_the_pieces_file_stays_bounded(fresh: None, monkeypatch: pytest.MonkeyPa
     for i in range(30):
         tokens.count_tokens(f"word{i:03d} other{i}")
     assert len(tokens._stored_pieces()) == 10
+
+
+def test_many_new_pieces_are_counted_from_the_whole_table(
+    fresh: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Past LOOKUP_PIECES_MAX new pieces (a first brief), building the table once is cheaper
+    than looking each piece's ranks up in the packed cache: the count is the same."""
+    cache = tmp_path / tokens.RANKS_CACHE_NAME
+    monkeypatch.setattr(tokens, "_ranks_cache", lambda: cache)
+    monkeypatch.setattr(tokens, "LOOKUP_PIECES_MAX", 3)
+    monkeypatch.setattr(tokens, "_piece_ranks", None)
+    tokens._ranks_for_pieces(1)  # packs the cache
+    monkeypatch.setattr(tokens, "_piece_ranks", None)
+    few, many = "a quagga", "quagga zebra xylophone ocelot narwhal"
+    want = [len(tokens.encoding().encode(t, disallowed_special=())) for t in (few, many)]
+    monkeypatch.setattr(tokens, "_encoding", None)
+    assert tokens.count_tokens(few) == want[0]
+    assert isinstance(tokens._piece_ranks, tokens.PackedRanks)
+    assert tokens.count_tokens(many) == want[1]
+    assert isinstance(tokens._piece_ranks, dict)
