@@ -667,7 +667,7 @@ class Recording:
         os.makedirs(folder, 0o700, exist_ok=True)
         if os.lstat(folder).st_mode & 0o077:
             os.chmod(folder, 0o700)
-        atomic_write(_path(path), encode_receipt(receipt), mode=0o600)
+        atomic_write(_path(path), encode_receipt(receipt), mode=0o600, durable=False)
         return None
 
     def _dependencies(

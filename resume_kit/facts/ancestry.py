@@ -109,4 +109,4 @@ def save_known_ancestors(
     )
     if found and found != sorted(known):
         with contextlib.suppress(OSError):
-            atomic_write(file, json.dumps({"head": head, "ancestors": found}))
+            atomic_write(file, json.dumps({"head": head, "ancestors": found}), durable=False)

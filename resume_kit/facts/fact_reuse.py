@@ -321,7 +321,7 @@ class FactCache:
 
         payload = json.dumps({"format": FORMAT, "facts": self._new}, separators=(",", ":"))
         with contextlib.suppress(OSError, ValueError), not_an_input():
-            atomic_write(self.file, payload, mode=0o600)
+            atomic_write(self.file, payload, mode=0o600, durable=False)
 
 
 def _plain(value: Any) -> Any:

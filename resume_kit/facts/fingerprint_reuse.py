@@ -127,7 +127,9 @@ def save_record(file: Path, record: Record) -> None:
         "artifacts": {path: list(facts) for path, facts in record.artifacts.items()},
     }
     with contextlib.suppress(OSError):
-        atomic_write(file, json.dumps(payload, separators=(",", ":"), ensure_ascii=False))
+        atomic_write(
+            file, json.dumps(payload, separators=(",", ":"), ensure_ascii=False), durable=False
+        )
 
 
 # --------------------------------------------------------------------------- git reads

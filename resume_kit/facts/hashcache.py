@@ -82,4 +82,4 @@ class HashCache:
 
         payload = json.dumps({"format": FORMAT, "entries": self._new}, separators=(",", ":"))
         with contextlib.suppress(OSError):
-            atomic_write(self.file, payload)
+            atomic_write(self.file, payload, durable=False)

@@ -276,7 +276,7 @@ def _parsed_and_cached(data: bytes) -> dict[bytes, int]:
         from resume_kit.infra.store import atomic_write
 
         with contextlib.suppress(Exception):  # a read-only home: parse again next time
-            atomic_write(_ranks_cache(), packed)
+            atomic_write(_ranks_cache(), packed, durable=False)
     return ranks
 
 
@@ -381,7 +381,7 @@ def _store_count(digest: str, count: int) -> None:
 
     body = "".join(f"{d} {n}\n" for d, n in kept).encode("ascii")
     with contextlib.suppress(Exception):  # a read-only home: count again next time
-        atomic_write(_counts_file(), body)
+        atomic_write(_counts_file(), body, durable=False)
 
 
 def text_pieces(text: str) -> list[str] | None:
@@ -526,7 +526,7 @@ def _learn_pieces(
     file = _pieces_file()
     _read_pieces = (file, kept)
     with contextlib.suppress(Exception):  # a read-only home: learn again next time
-        atomic_write(file, json.dumps(kept, separators=(",", ":")))
+        atomic_write(file, json.dumps(kept, separators=(",", ":")), durable=False)
 
 
 def count_tokens(text: str) -> int:
