@@ -269,7 +269,7 @@ def add_evidence_history(
     if evidence_commits:
         unchecked: tuple[dict[str, bool | None], list[str]] = ({}, [])
         known_file = known_ancestors_file(layout)
-        known = load_known_ancestors(known_file, head)
+        known, for_earlier_head = load_known_ancestors(known_file, head, layout.root)
         checked = _guarded(
             notes,
             "evidence history check",
@@ -277,7 +277,7 @@ def add_evidence_history(
             lambda: evidence_ancestry(layout.root, head, evidence_commits.values(), known),
         )
         ancestry, ancestry_notes = checked
-        save_known_ancestors(known_file, head, ancestry, known)
+        save_known_ancestors(known_file, head, ancestry, known, for_earlier_head)
         notes.extend(ancestry_notes)
         for unit_id, commit in evidence_commits.items():
             summary[unit_id]["evidence_in_history"] = ancestry.get(commit.strip().lower())

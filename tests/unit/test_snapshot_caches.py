@@ -38,20 +38,50 @@ def test_real_answers_with_and_without_known(repo: Path, tmp_path: Path) -> None
 
     store = tmp_path / "ancestry.json"
     save_known_ancestors(store, head, plain, [])
-    known = load_known_ancestors(store, head)
+    known, _ = load_known_ancestors(store, head)
     assert known == [first]  # a "no" is never remembered
     assert evidence_ancestry(repo, head, [first, side, B], known)[0] == plain
-    assert load_known_ancestors(store, side) == []  # another HEAD: nothing known
+    assert load_known_ancestors(store, side, repo) == ([], False)  # not a descendant
 
 
 def test_damaged_or_foreign_store_is_ignored(tmp_path: Path) -> None:
     store = tmp_path / "ancestry.json"
     for text in ("", "[]", "not json", json.dumps({"head": A, "ancestors": "x"})):
         store.write_text(text)
-        assert load_known_ancestors(store, A) == []
+        assert load_known_ancestors(store, A) == ([], False)
     store.write_text(json.dumps({"head": A, "ancestors": [B, 3]}))
-    assert load_known_ancestors(store, A) == [B]
-    assert load_known_ancestors(None, A) == [] and load_known_ancestors(store, None) == []
+    assert load_known_ancestors(store, A) == ([B], False)
+    assert load_known_ancestors(None, A) == ([], False)
+    assert load_known_ancestors(store, None) == ([], False)
+    # another head, recorded as no commit id (never handed to git) or unknown to git here
+    for head in ("--output=x", "c" * 40):
+        store.write_text(json.dumps({"head": head, "ancestors": [B]}))
+        assert load_known_ancestors(store, A, tmp_path) == ([], False)
+
+
+def test_ancestors_of_an_earlier_head_carry_over_to_a_descendant(
+    repo: Path, tmp_path: Path
+) -> None:
+    """After a commit the recorded answers still hold (one git call, not one per evidence
+    commit), and are remembered for the new head; a branch switch to a head that does not
+    descend from the recorded one starts afresh."""
+    first = git(repo, "rev-parse", "HEAD").stdout.strip()
+    store = tmp_path / "ancestry.json"
+    save_known_ancestors(store, first, {first: True}, [])
+    (repo / "x.txt").write_text("x\n")
+    git(repo, "add", "x.txt")
+    git(repo, "commit", "-q", "-m", "x")
+    head = git(repo, "rev-parse", "HEAD").stdout.strip()
+    known, carried = load_known_ancestors(store, head, repo)
+    assert (known, carried) == ([first], True)
+    result, _ = evidence_ancestry(tmp_path, head, [first], known)  # tmp_path: no git asked
+    assert result == {first: True}
+    save_known_ancestors(store, head, result, known, carried)
+    assert json.loads(store.read_text()) == {"head": head, "ancestors": [first]}
+    git(repo, "checkout", "-q", "--orphan", "elsewhere")
+    git(repo, "commit", "-q", "-m", "unrelated")
+    other = git(repo, "rev-parse", "HEAD").stdout.strip()
+    assert load_known_ancestors(store, other, repo) == ([], False)
 
 
 def test_abbreviated_ids_are_not_remembered(tmp_path: Path) -> None:
