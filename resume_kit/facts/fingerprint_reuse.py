@@ -48,6 +48,7 @@ LISTED_PATHS_MAX = 256  # more unknown paths than this: list the whole index ins
 _SETTLED_MODES = frozenset({b"100644", b"100755", b"120000"})
 _EXCLUDED_TOP = frozenset({".git", ".resume-kit"})
 _ATTRIBUTES = ".gitattributes"
+_ATTRIBUTES_BYTES = _ATTRIBUTES.encode()
 _FALSE = frozenset({"false", "no", "off", "0", ""})
 
 
@@ -135,13 +136,18 @@ def save_record(file: Path, record: Record) -> None:
 # --------------------------------------------------------------------------- git reads
 
 
-def parse_ls_files(out: bytes) -> tuple[dict[str, bool], set[str]]:
-    """``git ls-files -z -s -v`` as ({path: settled}, folders holding a .gitattributes)."""
+def parse_ls_files(out: bytes, only: set[str] | None = None) -> tuple[dict[str, bool], set[str]]:
+    """``git ls-files -z -s -v`` as ({path: settled}, folders holding a .gitattributes);
+    ``only``: the paths to say it of (every .gitattributes is still found): the whole index
+    of a large tree is 20,000 entries, the done units' paths a few thousand."""
     settled: dict[str, bool] = {}
     attribute_dirs: set[str] = set()
+    wanted = None if only is None else _encoded(only)
     for record in out.split(b"\0"):
         meta, tab, raw = record.partition(b"\t")
         if not tab:
+            continue
+        if wanted is not None and raw not in wanted and not raw.endswith(_ATTRIBUTES_BYTES):
             continue
         fields = meta.split(b" ")
         path = raw.decode("utf-8", "surrogateescape")
@@ -154,9 +160,22 @@ def parse_ls_files(out: bytes) -> tuple[dict[str, bool], set[str]]:
     return settled, attribute_dirs
 
 
-def list_index(root: Path, paths: list[str] | None) -> tuple[dict[str, bool], set[str]] | None:
-    """What the index says of ``paths`` (None: of every path), and every index .gitattributes;
-    None when git fails. Paths asked for and not listed are not settled."""
+def _encoded(paths: Iterable[str]) -> set[bytes]:
+    """``paths`` as git writes them (what ``parse_ls_files`` decodes); a name no git path
+    decodes to is left out (it is then not settled)."""
+    found: set[bytes] = set()
+    for path in paths:
+        with contextlib.suppress(UnicodeEncodeError):
+            found.add(path.encode("utf-8", "surrogateescape"))
+    return found
+
+
+def list_index(
+    root: Path, paths: list[str] | None, needed: set[str] | None = None
+) -> tuple[dict[str, bool], set[str]] | None:
+    """What the index says of ``paths`` (None: of every path, or of the ``needed`` ones when
+    given), and every index .gitattributes; None when git fails. Paths asked for and not
+    listed are not settled."""
     from resume_kit.infra.gitcmd import run_git_bytes
 
     args = ["ls-files", "-z", "-s", "-v"]
@@ -165,7 +184,7 @@ def list_index(root: Path, paths: list[str] | None) -> tuple[dict[str, bool], se
     status, out, _ = run_git_bytes(root, *args, check=False)
     if status != 0:
         return None
-    settled, attribute_dirs = parse_ls_files(out)
+    settled, attribute_dirs = parse_ls_files(out, needed if paths is None else None)
     for path in paths or ():
         settled.setdefault(path, False)
     return settled, attribute_dirs

@@ -627,7 +627,9 @@ def _list_index(root: Path, reuse_plan: Plan) -> tuple[dict[str, bool], set[str]
     from resume_kit.facts.fingerprint_reuse import list_index
 
     try:
-        return list_index(root, None if reuse_plan.list_all else reuse_plan.listing)
+        if reuse_plan.list_all:
+            return list_index(root, None, reuse_plan.needed)
+        return list_index(root, reuse_plan.listing)
     except Exception:
         return None
 

@@ -312,3 +312,31 @@ def test_damaged_record_means_computing() -> None:
         for text in ("", "[]", "{", json.dumps({"format": 1, "units": {"u-b": 3}}), *damaged):
             file.write_text(text)
             _check(layout, progress)
+
+
+_NAMES = st.sampled_from(["a.py", "b c.py", "dir/x.json", "dir/.gitattributes", ".gitattributes"])
+_ENTRIES = st.tuples(
+    st.sampled_from(["H", "h", "S", "M"]),
+    st.sampled_from(["100644", "100755", "120000", "160000"]),
+    st.sampled_from(["0", "1", "2"]),
+    st.one_of(_NAMES, st.text(st.characters(blacklist_characters="\0"), min_size=1, max_size=8)),
+)
+
+
+@given(st.lists(_ENTRIES, max_size=12), st.sets(_NAMES, max_size=4))
+def test_parsing_only_the_needed_paths_says_of_them_what_the_whole_listing_says(
+    entries: list[tuple[str, str, str, str]], needed: set[str]
+) -> None:
+    """``git ls-files -z -s -v``, any tags, modes, stages and names (tabs, newlines and
+    names that are not UTF-8 included): read for a few paths it settles them as read whole,
+    and finds the same .gitattributes folders."""
+    out = b"".join(
+        f"{tag} {mode} {'a' * 40} {stage}\t".encode()
+        + name.encode("utf-8", "surrogatepass")
+        + b"\0"
+        for tag, mode, stage, name in entries
+    )
+    whole, whole_dirs = fingerprint_reuse.parse_ls_files(out)
+    some, some_dirs = fingerprint_reuse.parse_ls_files(out, needed)
+    assert {p: some.get(p, False) for p in needed} == {p: whole.get(p, False) for p in needed}
+    assert some_dirs == whole_dirs
