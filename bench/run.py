@@ -65,6 +65,10 @@ AFTER_WORK_BRIEF = (
     "brief after the agent worked (a file edited, the session and the log grown; "
     "built and its receipt stored, as by default)"
 )
+AFTER_COMMIT_BRIEF = (
+    "brief right after a commit (a file committed with a subject never seen before; "
+    "built and its receipt stored, as by default)"
+)
 DEFAULT_ROUNDS = {"small": 9, "large": 7, "huge": 5}
 HOOK_COMMITS = {"small": 15, "large": 11, "huge": 7}
 
@@ -308,24 +312,9 @@ def measure_commands(ws: workspaces.Workspace, rounds: int) -> dict[str, Series]
          "hook_event_name": "SessionStart", "source": "resume"}
     ).encode()  # fmt: skip
 
-    def after_work_brief() -> Sample:
-        """A full brief after what an agent's turn leaves behind (untimed): one more line in a
-        source file no unit owns, one more assistant record in the session, one more log line;
-        so the facts read from those files cannot be reused from the previous brief. Run as a
-        user runs it: the stored brief is not served (checked: the debug line says it stored a
-        new receipt), and storing that receipt is part of the time."""
-        with (root / workspaces.src_path(ws.spec.tracked - ws.spec.done - 5)).open("a") as source:
-            source.write("# edited\n")
-        record = workspaces.record(
-            "assistant",
-            str(root),
-            ws.session.stem,
-            {"role": "assistant", "content": [{"type": "text", "text": "Continuing."}]},
-        )
-        with ws.session.open("a") as session:
-            session.write(record + "\n")
-        with (root / "logs" / "run.log").open("a") as log:
-            log.write("2026-11-29 09:00:02 INFO still running\n")
+    def built_brief() -> Sample:
+        """The default brief a moment after an agent's turn changed its inputs: built and its
+        receipt stored (checked: the debug line says so; storing it is part of the time)."""
         # The next session starts a moment after the turn ended: files written within
         # fastpath.RACY_NS of a build are never trusted to a receipt, so it would not be stored.
         time.sleep(2 * RACY_NS / 1e9)
@@ -339,6 +328,39 @@ def measure_commands(ws: workspaces.Workspace, rounds: int) -> dict[str, Series]
         spawn([*CLI, "status"], root, env)
         return sample
 
+    def after_work_brief() -> Sample:
+        """After what an agent's turn leaves behind (untimed): one more line in a source file
+        no unit owns, one more assistant record in the session, one more log line; so the
+        facts read from those files cannot be reused from the previous brief."""
+        with (root / workspaces.src_path(ws.spec.tracked - ws.spec.done - 5)).open("a") as source:
+            source.write("# edited\n")
+        record = workspaces.record(
+            "assistant",
+            str(root),
+            ws.session.stem,
+            {"role": "assistant", "content": [{"type": "text", "text": "Continuing."}]},
+        )
+        with ws.session.open("a") as session:
+            session.write(record + "\n")
+        with (root / "logs" / "run.log").open("a") as log:
+            log.write("2026-11-29 09:00:02 INFO still running\n")
+        return built_brief()
+
+    commits = [0]
+
+    def after_commit_brief() -> Sample:
+        """After the agent committed (untimed): a source file no unit owns, one more line,
+        committed alone with a subject holding a word never seen before. HEAD, the index and
+        the brief's text change: the evidence commits' ancestry, the index's listing and the
+        new pieces' token counts are worked out again, as at a session start after a commit."""
+        commits[0] += 1
+        word = "".join(chr(ord("a") + commits[0] // 26**k % 26) for k in range(4))
+        rel = workspaces.src_path(ws.spec.tracked - ws.spec.done - 6)
+        with (root / rel).open("a") as source:
+            source.write(f"# {word}\n")
+        workspaces.git(root, env, "commit", "-q", "-m", f"Fix the qz{word} parser", "--", rel)
+        return built_brief()
+
     tasks = {
         "floor: python -S -c pass": floor_python,
         "floor: git status --porcelain=v2 -z": floor_git,
@@ -350,6 +372,7 @@ def measure_commands(ws: workspaces.Workspace, rounds: int) -> dict[str, Series]
             ["brief", "--format", "claude-hook"], hook_payload
         ),
         AFTER_WORK_BRIEF: after_work_brief,
+        AFTER_COMMIT_BRIEF: after_commit_brief,
         "snapshot": cli("snapshot"),
         "snapshot (cold cache)": cold("snapshot"),
         "status": cli("status"),
