@@ -314,12 +314,21 @@ def test_damaged_record_means_computing() -> None:
             _check(layout, progress)
 
 
-_NAMES = st.sampled_from(["a.py", "b c.py", "dir/x.json", "dir/.gitattributes", ".gitattributes"])
+_RAW = "raw\udcff.py"  # b"raw\xff.py" as git's bytes decode: not UTF-8
+_NAMES = st.sampled_from(
+    ["a.py", "b\tc.py", "dir/x.json", "dir/.gitattributes", ".gitattributes", _RAW]
+)
 _ENTRIES = st.tuples(
     st.sampled_from(["H", "h", "S", "M"]),
     st.sampled_from(["100644", "100755", "120000", "160000"]),
     st.sampled_from(["0", "1", "2"]),
-    st.one_of(_NAMES, st.text(st.characters(blacklist_characters="\0"), min_size=1, max_size=8)),
+    st.one_of(
+        _NAMES,
+        st.text(st.characters(blacklist_characters="\0"), min_size=1, max_size=8),
+        st.binary(min_size=1, max_size=8)
+        .filter(lambda raw: b"\0" not in raw)
+        .map(lambda raw: raw.decode("utf-8", "surrogateescape")),
+    ),
 )
 
 
@@ -332,7 +341,7 @@ def test_parsing_only_the_needed_paths_says_of_them_what_the_whole_listing_says(
     and finds the same .gitattributes folders."""
     out = b"".join(
         f"{tag} {mode} {'a' * 40} {stage}\t".encode()
-        + name.encode("utf-8", "surrogatepass")
+        + name.encode("utf-8", "surrogateescape")
         + b"\0"
         for tag, mode, stage, name in entries
     )
