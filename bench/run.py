@@ -323,9 +323,10 @@ def measure_commands(ws: workspaces.Workspace, rounds: int) -> dict[str, Series]
         # Untimed: facts read from a file written less than FACTS_RACY_NS ago are never
         # recorded for reuse, so every command in the next two seconds would compute them
         # again, and the other rows, which say warm, would measure this row's case. Wait that
-        # out and let one command record them, as the next session start a while later would.
+        # out and let one brief record them (and learn the new text's token counts), as the
+        # next session start a while later would: built, since the stored one would be served.
         time.sleep(max(0.0, FACTS_RACY_NS / 1e9 - (time.monotonic() - written)) + 0.1)
-        spawn([*CLI, "status"], root, env)
+        spawn([*CLI, "brief"], root, built)
         return sample
 
     def after_work_brief() -> Sample:
