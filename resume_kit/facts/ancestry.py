@@ -106,7 +106,9 @@ def load_known_ancestors(
     recorded = data.get("head")
     if recorded == head:
         return known, False
-    if root is None or not isinstance(recorded, str) or not _is_full_sha(recorded):
+    from resume_kit.facts.git import OBJECT_ID
+
+    if root is None or not isinstance(recorded, str) or not OBJECT_ID.fullmatch(recorded):
         return [], False
     from resume_kit.infra.gitcmd import run_git_bytes
 
@@ -115,10 +117,6 @@ def load_known_ancestors(
     except OSError:  # git could not start: nothing carried over
         return [], False
     return (known, True) if status == 0 else ([], False)
-
-
-def _is_full_sha(text: str) -> bool:
-    return len(text) in _FULL_SHA_LENGTHS and _HEX.fullmatch(text) is not None
 
 
 def save_known_ancestors(

@@ -199,7 +199,7 @@ def _sequencer_operation(git_dir: Path) -> str | None:
 
 MAX_STATE_FILE_BYTES = 64 * 1024
 MAX_STASHES = 5
-_OID = lazy(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
+OBJECT_ID = lazy(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")  # a full SHA-1 or SHA-256 object id
 _MERGE_SOURCE = lazy(r"^Merge (?:remote-tracking )?(?:branch|branches|tag|commit) '([^']{1,200})'")
 
 
@@ -215,7 +215,7 @@ def _state_text(path: Path) -> str:
 
 def _oid(text: str) -> str | None:
     first = text.split(maxsplit=1)[0] if text.split() else ""
-    return first if _OID.fullmatch(first) else None
+    return first if OBJECT_ID.fullmatch(first) else None
 
 
 def _step(text: str) -> int | None:
