@@ -549,8 +549,9 @@ def count_tokens(text: str) -> int:
             known = sum(stored[p] for p in pieces)
         else:
             # new pieces: counted from the ranks in Python, unless the encoding is already here
-            new = sum(1 for p in dict.fromkeys(pieces) if p not in stored) if pieces else 0
-            ranks = _ranks_for_pieces(new) if pieces is not None and _encoding is None else None
+            ranks = None
+            if pieces is not None and _encoding is None:
+                ranks = _ranks_for_pieces(sum(1 for p in set(pieces) if p not in stored))
             if pieces is not None and ranks is not None:
                 counts: dict[str, int] = {}
 
