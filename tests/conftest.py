@@ -293,6 +293,8 @@ PROCESS_STATE: tuple[tuple[str, str], ...] = (
     ("resume_kit.infra.gitcmd", "_read_ahead"),  # the config read while rev-parse ran
     ("resume_kit.runner.conflicts", "_started"),  # the conflict check started ahead
     ("resume_kit.facts.history_db", "_TRACE"),  # the process's trace id
+    ("resume_kit.infra.collector", "_one_shot"),  # set by the console script's entry
+    ("resume_kit.infra.detach", "_pending"),  # work left for the end of such a process
 )
 # Kept on purpose, being pure functions of the installed package: the cl100k ranks
 # (resume_kit.infra.tokens._encoding), the YAML loader class, lru_caches of pure functions.

@@ -583,8 +583,17 @@ class Recording:
         _active = None
 
     def store(self, stdout: str, layout: Any, code: int) -> None:
-        """Write the receipt (fails open: a brief that cannot be keyed is simply not stored)."""
-        debug = os.environ.get(DEBUG_ENV, "") not in ("", "0")
+        """Write the receipt (fails open: a brief that cannot be keyed is simply not stored):
+        after the process's answer, in a detached child (:mod:`resume_kit.infra.detach`),
+        unless the debug line asks for it to be written before that line is printed."""
+        if os.environ.get(DEBUG_ENV, "") in ("", "0"):
+            from resume_kit.infra.detach import defer
+
+            defer(lambda: self._stored(stdout, layout, code, debug=False))
+        else:
+            self._stored(stdout, layout, code, debug=True)
+
+    def _stored(self, stdout: str, layout: Any, code: int, *, debug: bool) -> None:
         try:
             why = self._store(stdout, layout, code)
         except Exception as exc:

@@ -63,4 +63,7 @@ def end_process(code: object) -> NoReturn:
         except OSError:  # a closed pipe: CPython's status, without its message
             if stream is sys.stdout and status == 0:
                 status = FLUSH_FAILED
+    detach = sys.modules.get("resume_kit.infra.detach")  # never imported: nothing deferred
+    if detach is not None:
+        detach.run_pending()  # in a detached child: this process's answer is complete
     os._exit(status)

@@ -28,18 +28,32 @@ ONE_SHOT_THRESHOLD = (200_000, 20, 100)
 LONG_LIVED_THRESHOLD = (700, 10, 10)  # CPython's default
 
 
+_one_shot = False
+
+
 def one_shot_process() -> None:
     """:data:`ONE_SHOT_THRESHOLD` for the whole of a process that runs one command and ends
     (the console script's): the imports' collections go too, and the first allocation after a
     :func:`fewer_collections` block no longer collects everything the block built (a brief on
-    the 2,000-unit bench workspace: 18 collections, one of them 4 ms right after the build)."""
+    the 2,000-unit bench workspace: 18 collections, one of them 4 ms right after the build).
+    The process is marked so (:func:`is_one_shot`)."""
+    global _one_shot
+    _one_shot = True
     gc.set_threshold(*ONE_SHOT_THRESHOLD)
+
+
+def is_one_shot() -> bool:
+    """Whether this process runs one command and ends through cli.process_end."""
+    return _one_shot
 
 
 def long_lived_process() -> None:
     """CPython's default pace, for a command that runs until it is stopped or for as long as
     the work it runs takes (the MCP server, `run`, `drill`): at the one-shot pace the oldest
-    generation would be collected about once in 400 million allocations."""
+    generation would be collected about once in 400 million allocations. Such a process is
+    no longer one-shot (:func:`is_one_shot`): work would wait for its end its whole life."""
+    global _one_shot
+    _one_shot = False
     gc.set_threshold(*LONG_LIVED_THRESHOLD)
 
 

@@ -292,6 +292,34 @@ def test_the_clock_misses_exactly_when_the_brief_would_change(workspace: Workspa
     assert changed  # the log's "just now" became "1 min ago" at least once
 
 
+def test_a_plain_brief_stores_its_receipt_after_its_answer(workspace: Workspace) -> None:
+    """Without the debug line (as the agent's hook runs it) the receipt is written by a
+    detached child once the brief is printed and the process has exited; waiting for that
+    child (infra.detach) is enough for the next brief to be served, byte for byte."""
+    import shutil
+
+    from resume_kit.infra.cachedir import user_cache_root
+    from resume_kit.infra.detach import wait_for_detached
+
+    ws = workspace
+    ws.outlast_fresh_inputs()  # a build now stores its receipt: no input is racily new
+    shutil.rmtree(Path(user_cache_root()) / "served-briefs", ignore_errors=True)
+    plain = subprocess.run(
+        [sys.executable, "-m", "resume_kit", "brief"],
+        cwd=ws.root,
+        env=dict(os.environ, RESUME_KIT_NOW=str(ws.now)),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert plain.returncode == 0 and DEBUG_PREFIX not in plain.stderr, plain.stderr
+    wait_for_detached()
+    served = ws.run()
+    assert served[3], served[4]
+    assert served[1] == plain.stdout
+
+
 def test_approved_template_and_json_are_never_served(workspace: Workspace, cli) -> None:  # type: ignore[no-untyped-def]
     ws = workspace
     write_template(ws)

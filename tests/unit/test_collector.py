@@ -12,6 +12,7 @@ from resume_kit.infra.collector import (
     LONG_LIVED_THRESHOLD,
     ONE_SHOT_THRESHOLD,
     fewer_collections,
+    is_one_shot,
     long_lived_process,
     one_shot_process,
     paused_collections,
@@ -67,6 +68,6 @@ def test_a_pause_leaves_a_collector_that_was_off_off() -> None:
 
 def test_the_process_paces() -> None:
     one_shot_process()
-    assert gc.get_threshold() == ONE_SHOT_THRESHOLD
-    long_lived_process()
-    assert gc.get_threshold() == LONG_LIVED_THRESHOLD
+    assert gc.get_threshold() == ONE_SHOT_THRESHOLD and is_one_shot()
+    long_lived_process()  # the MCP server, `run`, `drill`: no work waits for their end
+    assert gc.get_threshold() == LONG_LIVED_THRESHOLD and not is_one_shot()
