@@ -80,16 +80,22 @@ def lock_path() -> str:
     return os.path.join(user_cache_root(), LOCK_NAME)
 
 
+def _open_lock() -> int:
+    """A descriptor of :func:`lock_path`, created (folder included) when missing; never
+    through a symlink, never waiting on what is not a regular file."""
+    path = lock_path()
+    os.makedirs(os.path.dirname(path), 0o700, exist_ok=True)
+    flags = os.O_RDWR | os.O_CREAT | os.O_NONBLOCK
+    return os.open(path, flags | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0), 0o600)
+
+
 def _shared_lock() -> int | None:
     """A descriptor holding a shared lock on :func:`lock_path` (None: none to be had, so the
     work runs here)."""
     try:
         import fcntl
 
-        path = lock_path()
-        os.makedirs(os.path.dirname(path), 0o700, exist_ok=True)
-        flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-        fd = os.open(path, flags, 0o600)
+        fd = _open_lock()
     except (ImportError, OSError):
         return None
     try:
@@ -104,9 +110,7 @@ def wait_for_detached() -> None:
     """Until every detached child of this user's resume-kit has ended."""
     import fcntl
 
-    path = lock_path()
-    os.makedirs(os.path.dirname(path), 0o700, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    fd = _open_lock()
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
     finally:
