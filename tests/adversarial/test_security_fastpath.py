@@ -83,6 +83,37 @@ def test_a_new_filter_driver_is_never_run_by_the_served_brief(tmp_path: Path) ->
     assert hits.exists()
 
 
+def test_a_hostile_clone_s_receipt_is_stored_detached_without_hanging_or_escaping(
+    tmp_path: Path,
+) -> None:
+    """Without the debug line the receipt is written by a child detached after the answer
+    (infra/detach.py). In a clone whose unit artifact is a committed symlink to a FIFO outside
+    the tree and whose file names hold shell text, that child looks at them by lstat only: it
+    ends (never waits on the FIFO), runs nothing, writes nothing outside the user's folders,
+    and the receipt it stores serves the next brief."""
+    fifo = tmp_path / "outside" / "pipe"
+    fifo.parent.mkdir()
+    os.mkfifo(fifo)
+    progress = PROGRESS.replace(
+        "    title: Second\n", "    title: Second\n    artifacts: [out/a.json]\n"
+    )
+    files = {".resume-kit/progress.yaml": progress, "out/$(touch PWNED)`touch PWNED2`.txt": "x\n"}
+    victim = hostile_clone(tmp_path, files, symlinks={"out/a.json": str(fifo)})
+    wait = "from resume_kit.infra.detach import wait_for_detached; wait_for_detached()"
+    for _ in settling():
+        plain = run_user("brief", cwd=victim)
+        assert plain.code == 0, plain.stderr
+        subprocess.run([sys.executable, "-c", wait], check=True, timeout=60)
+        served = run_user("brief", cwd=victim, env={"RESUME_KIT_DEBUG_FASTPATH": "1"})
+        if "served the stored brief" in served.stderr:
+            break
+    else:
+        raise AssertionError(served.stderr)
+    assert served.stdout == plain.stdout
+    assert not list(tmp_path.rglob("PWNED*"))
+    assert sorted(p.name for p in fifo.parent.iterdir()) == ["pipe"]
+
+
 def test_a_hostile_hook_payload_is_served_or_built_as_the_full_path_does(
     workspace: Workspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
