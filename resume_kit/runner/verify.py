@@ -22,7 +22,7 @@ import subprocess
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from resume_kit.core.digest import sha256
@@ -585,6 +585,8 @@ def error_excerpt(output_tail: str, command: str | None = None) -> list[str]:
 
 # An index larger than this (about 10,000 files) is asked in steps that can stop early.
 SPLIT_INDEX_BYTES = 1 << 20
+# At most this many of the unit's own paths are asked about alone (any subset answers right).
+MAX_OWNED_PATHSPECS = 32
 
 
 def head_and_dirty(
@@ -592,15 +594,17 @@ def head_and_dirty(
     git_dir: Path | None = None,
     common_dir: Path | None = None,
     split_above: int = SPLIT_INDEX_BYTES,
+    owned: Sequence[str] = (),
 ) -> tuple[str | None, bool]:
     """HEAD's commit and whether tracked files outside ``.resume-kit/`` differ from HEAD (index
     or work tree). A small repository is asked in one git process (``# branch.oid`` of
     ``status --branch``): one spawn less per checkpoint, which is much of what ``resume-kit
     run`` adds per unit. When ``git_dir``'s index is over ``split_above`` bytes, in steps
-    (:func:`_dirty_in_steps`) that skip the work tree when the index already differs.
+    (:func:`_dirty_in_steps`) that stop early when the index already differs, or when one of
+    ``owned`` (the unit's pathspecs, :func:`owned_pathspecs`) does.
     ``git_dir`` and ``common_dir``: this work tree's git dir and the shared one."""
     if git_dir is not None and split_above < _size(git_dir / "index"):
-        stepped = _dirty_in_steps(root, git_dir, common_dir or git_dir)
+        stepped = _dirty_in_steps(root, git_dir, common_dir or git_dir, owned)
         if stepped is not None:
             return stepped
     from resume_kit.facts.git import iter_status_v2
@@ -632,14 +636,38 @@ def _size(path: Path) -> int:
         return 0
 
 
-def _dirty_in_steps(root: Path, git_dir: Path, common_dir: Path) -> tuple[str, bool] | None:
+def owned_pathspecs(files: Sequence[str], artifacts: Sequence[str]) -> list[str]:
+    """A unit's ``files`` globs and ``artifacts`` paths as git pathspecs, each behind its own
+    magic (``:(top,glob)``, ``:(top,literal)``), so no text from progress.yaml is read as magic
+    or as an option; text no argument can hold (a NUL, a surrogate no file name has) is left
+    out. At most :data:`MAX_OWNED_PATHSPECS`."""
+    specs = [f":(top,glob){path}" for path in files if _argument(path)]
+    specs += [f":(top,literal){path}" for path in artifacts if _argument(path)]
+    return specs[:MAX_OWNED_PATHSPECS]
+
+
+def _argument(text: str) -> bool:
+    try:
+        return bool(text) and b"\0" not in os.fsencode(text)
+    except UnicodeEncodeError:
+        return False
+
+
+def _dirty_in_steps(
+    root: Path, git_dir: Path, common_dir: Path, owned: Sequence[str] = ()
+) -> tuple[str, bool] | None:
     """:func:`head_and_dirty` as HEAD (read from the git dir's files when they are plain,
     else ``rev-parse``), then ``diff --quiet --cached HEAD`` (the index against HEAD's tree:
-    ~25 ms on 100,000 files, where status takes ~250 ms), then only when that finds nothing
-    ``diff --quiet`` (the work tree against the index), both outside ``.resume-kit/``; None
-    when git cannot say (no commit yet): then status decides."""
+    ~12 ms on 100,000 files, where status takes ~250 ms), then only when that finds nothing
+    ``diff --quiet`` over the work tree, all outside ``.resume-kit/``; None when git cannot say
+    (no commit yet): then status decides. The work tree's diff checks every tracked file's
+    stat before it answers, changes or not (~100-140 ms on 100,000 files where measured), so
+    while it runs the unit's own paths (``owned`` pathspecs) are diffed alone (~14 ms): what an
+    agent most often leaves changed and unstaged when it verifies. A change there settles the
+    flag and the whole diff is stopped. (Diffing them first, or beside the index's, answered
+    sooner when they had changed but cost the other cases 4-6%: measured 2026-12-07.)"""
     from resume_kit.facts.head_ref import head_commit
-    from resume_kit.infra.gitcmd import run_git_bytes
+    from resume_kit.infra.gitcmd import run_git_bytes, start_git
     from resume_kit.infra.paths import STATE_DIR
 
     head = head_commit(git_dir, common_dir)
@@ -648,14 +676,24 @@ def _dirty_in_steps(root: Path, git_dir: Path, common_dir: Path) -> tuple[str, b
         head = out.decode("ascii", "replace").strip()
         if code != 0 or not head:
             return None
-    outside = ("--", ".", f":(exclude){STATE_DIR}")
-    for args in (("--cached", head), ()):
-        code, _, _ = run_git_bytes(root, "diff", "--quiet", *args, *outside, check=False)
-        if code not in (0, 1):
-            return None
-        if code == 1:
-            return head, True
-    return head, False
+    outside = f":(exclude){STATE_DIR}"
+    code, _, _ = run_git_bytes(
+        root, "diff", "--quiet", "--cached", head, "--", ".", outside, check=False
+    )
+    if code != 0:
+        return (head, True) if code == 1 else None
+    whole = start_git(root, "diff", "--quiet", "--", ".", outside)
+    try:
+        if owned:
+            code, _, _ = run_git_bytes(root, "diff", "--quiet", "--", *owned, outside, check=False)
+            if code == 1:
+                return head, True  # any other answer (a pathspec git refused): the whole says
+        whole.communicate()
+        return (head, whole.returncode == 1) if whole.returncode in (0, 1) else None
+    finally:
+        if whole.returncode is None:  # the unit's paths answered first
+            whole.kill()
+            whole.communicate()
 
 
 @dataclass
@@ -673,7 +711,12 @@ def workspace_state(layout: Layout, unit: Unit) -> Callable[[], WorkspaceState]:
     from resume_kit.infra.background import Threads
 
     git = Threads(1, "resume-kit-state").submit(
-        head_and_dirty, layout.root, layout.git_dir, layout.git_common_dir
+        head_and_dirty,
+        layout.root,
+        layout.git_dir,
+        layout.git_common_dir,
+        SPLIT_INDEX_BYTES,
+        owned_pathspecs(unit.files, unit.artifacts),
     )  # not waited for here (no ``with``): the thread ends when git does
     printed = fingerprint(layout.root, unit.files, unit.artifacts)
 

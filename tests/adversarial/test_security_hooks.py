@@ -386,10 +386,11 @@ def test_the_attack_itself_runs_for_plain_git(tmp_path: Path) -> None:
 def test_the_stepped_dirty_check_runs_no_program_the_repository_configured(
     tmp_path: Path,
 ) -> None:
-    """On an index over 1 MB the evidence's dirty flag comes from two `git diff --quiet`
-    (runner/verify._dirty_in_steps), which hash stat-dirty files through their clean filter:
-    forced here on a small index, it runs none of the clone's programs, where plain `git diff`
-    from the same process tree does."""
+    """On an index over 1 MB the evidence's dirty flag comes from `git diff --quiet` over the
+    index, the work tree and the unit's own paths (runner/verify._dirty_in_steps), which hash
+    stat-dirty files through their clean filter: forced here on a small index, with the
+    stat-dirty files as the unit's, it runs none of the clone's programs, where plain `git
+    diff` from the same process tree does."""
     import subprocess
     import sys
 
@@ -397,8 +398,9 @@ def test_the_stepped_dirty_check_runs_no_program_the_repository_configured(
     _make_stat_dirty(victim)
     code = (
         "import sys; from pathlib import Path; from resume_kit.runner.verify import "
-        "head_and_dirty; root = Path(sys.argv[1]); "
-        "print(head_and_dirty(root, root / '.git', split_above=0)[1])"
+        "head_and_dirty, owned_pathspecs; root = Path(sys.argv[1]); "
+        "owned = owned_pathspecs(['*.txt', 'notes.md'], ['data.txt']); "
+        "print(head_and_dirty(root, root / '.git', split_above=0, owned=owned)[1])"
     )
     proc = subprocess.run(
         [sys.executable, "-c", code, str(victim)], capture_output=True, text=True, check=True

@@ -6,10 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from resume_kit.facts.git import parse_status_v2
 from resume_kit.infra.gitcmd import run_git_bytes
-from resume_kit.runner.verify import head_and_dirty
+from resume_kit.runner.verify import MAX_OWNED_PATHSPECS, head_and_dirty, owned_pathspecs
 from tests.conftest import git
 
 
@@ -94,3 +96,110 @@ def test_literal_pathspecs_in_the_environment_change_nothing(
     monkeypatch.setenv("GIT_LITERAL_PATHSPECS", "1")
     head = whole_status(repo)[0]
     assert head_and_dirty(repo, repo / ".git", split_above=0) == (head, False)
+
+
+# --------------------------------------------------------------------------- the unit's own paths
+
+OWNED = {
+    "the changed file": (["src.py"], []),
+    "a glob over it": (["*.py"], []),
+    "as an artifact": ([], ["src.py"]),
+    "paths that match nothing": (["nothing/**/here.py"], ["out/none.json"]),
+    "text that looks like magic or an option": ([":(exclude)src.py", "-rf", "*"], [":(glob)*"]),
+    "paths outside the work tree": (["../../**", "/etc/passwd"], ["../outside.json"]),
+    "the state folder": ([".resume-kit/**"], [".resume-kit/progress.yaml"]),
+}
+
+
+@pytest.mark.parametrize("owned", list(OWNED))
+@pytest.mark.parametrize("change", list(CHANGES))
+def test_the_unit_s_own_paths_change_no_answer(repo: Path, change: str, owned: str) -> None:
+    """Diffed alone while the whole work tree's diff runs: whatever a unit lists, the flag is
+    what the whole status says."""
+    _commit_state_file(repo)
+    CHANGES[change](repo)
+    specs = owned_pathspecs(*OWNED[owned])
+    assert head_and_dirty(repo, repo / ".git", split_above=0, owned=specs) == whole_status(repo)
+
+
+# Lone surrogates included: YAML's "\ud800" escape gives one, and no argument can hold it.
+ANY_CHARACTER = st.characters(blacklist_categories=())
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    files=st.lists(st.text(ANY_CHARACTER, max_size=12), max_size=4),
+    artifacts=st.lists(st.text(ANY_CHARACTER, max_size=12), max_size=3),
+    edited=st.booleans(),
+)
+def test_any_text_a_unit_lists_leaves_the_flag_exact(
+    tmp_path_factory: pytest.TempPathFactory, files: list[str], artifacts: list[str], edited: bool
+) -> None:
+    """progress.yaml's text goes to git only behind our own pathspec magic: any of it (NULs,
+    magic, options, newlines, globs, lone surrogates) still gives the whole status's answer, never an error."""
+    repo = tmp_path_factory.mktemp("owned")
+    git(repo, "init", "-q", "-b", "main")
+    _commit_state_file(repo)
+    if edited:
+        CHANGES["work tree change"](repo)
+    specs = owned_pathspecs(files, artifacts)
+    assert len(specs) <= MAX_OWNED_PATHSPECS
+    assert all(spec.startswith((":(top,glob)", ":(top,literal)")) for spec in specs)
+    assert head_and_dirty(repo, repo / ".git", split_above=0, owned=specs) == whole_status(repo)
+
+
+# The whole work tree's diff waits until the test lets it go; every other git runs as usual.
+BLOCKING_GIT = """#!/bin/sh
+case " $* " in
+  *" diff "*"--quiet -- . :(exclude).resume-kit "*)
+    touch "$BLOCKED_DIR/started"
+    while [ ! -f "$BLOCKED_DIR/release" ]; do sleep 0.02; done ;;
+esac
+exec "$REAL_GIT" "$@"
+"""
+
+
+def test_a_changed_own_file_answers_without_waiting_for_the_whole_tree(repo: Path) -> None:
+    """The unit's edited file settles the flag: the answer comes while the whole work tree's
+    diff is still held (it would never come if that diff were waited for), and that diff is
+    stopped. A clean tree's answer does wait for it."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    _commit_state_file(repo)
+    CHANGES["work tree change"](repo)
+    wrappers = repo.parent / "bin"
+    wrappers.mkdir()
+    (wrappers / "git").write_text(BLOCKING_GIT)
+    (wrappers / "git").chmod(0o755)
+    env = dict(os.environ, PATH=f"{wrappers}{os.pathsep}{os.environ['PATH']}")
+    env |= {"REAL_GIT": shutil.which("git") or "git", "BLOCKED_DIR": str(repo.parent)}
+    code = (
+        "import sys; from pathlib import Path; "
+        "from resume_kit.runner.verify import head_and_dirty, owned_pathspecs; "
+        "root = Path(sys.argv[1]); specs = owned_pathspecs(sys.argv[2:], []); "
+        "print(head_and_dirty(root, root / '.git', split_above=0, owned=specs)[1])"
+    )
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", code, str(repo), "src.py"],
+            env=env, capture_output=True, text=True, timeout=60, check=True,
+        )  # fmt: skip
+        assert done.stdout.strip() == "True"
+        assert (repo.parent / "started").exists()  # the whole diff had started, and was held
+        # Not the unit's file: the whole diff must answer, so the call waits for the release.
+        waiting = subprocess.Popen(
+            [sys.executable, "-c", code, str(repo), "other.py"],
+            env=env, stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        (repo.parent / "started").unlink()
+        while not (repo.parent / "started").exists():
+            assert waiting.poll() is None, "answered before the whole diff ran"
+        assert waiting.poll() is None
+        (repo.parent / "release").touch()
+        out, _ = waiting.communicate(timeout=60)
+        assert out.strip() == "True"
+    finally:
+        (repo.parent / "release").touch()
