@@ -1,5 +1,6 @@
-"""The one way resume-kit runs git: argv lists, no optional locks, a cleaned environment, and
-no program that the repository's configuration names.
+"""The one way resume-kit runs git: argv lists, no optional locks (so no write of the index:
+``--no-optional-locks``, and ``diff.autoRefreshIndex=false`` for ``diff``, which does not heed
+it), a cleaned environment, and no program that the repository's configuration names.
 
 Leaked ``GIT_DIR``/``GIT_INDEX_FILE``/``GIT_WORK_TREE`` (set by git while it runs a hook) are
 removed so a command aimed at a work tree never acts on another repository by accident.
@@ -94,6 +95,10 @@ SUBCOMMAND_OPTIONS: dict[str, tuple[str, ...]] = {
 }
 # Subcommands that may hash work-tree files, and so run a clean filter.
 _FILTERED = frozenset({"status", "diff"})
+# `git diff` that found files whose stat changed but not their content takes the index lock and
+# rewrites the index to record their stat, optional locks or not (git 2.39); a user's own git
+# command at that moment would fail on index.lock. Switched off: the diff's answer is the same.
+_NO_INDEX_WRITE = ("-c", "diff.autoRefreshIndex=false")
 _FILTER_KEYS = ("clean", "smudge", "process")
 # Global options that take their value as the next argument.
 _GLOBAL_WITH_VALUE = frozenset({"-c", "-C", "--git-dir", "--work-tree", "--namespace"})
@@ -363,6 +368,8 @@ def git_argv(cwd: os.PathLike[str], args: tuple[str, ...]) -> list[str]:
     sub = args[index]
     if sub in _FILTERED:
         argv += filter_overrides(cwd)
+    if sub == "diff":
+        argv += _NO_INDEX_WRITE
     return [*argv, *args[: index + 1], *SUBCOMMAND_OPTIONS.get(sub, ()), *args[index + 1 :]]
 
 
