@@ -637,13 +637,16 @@ def _size(path: Path) -> int:
 
 
 def owned_pathspecs(files: Sequence[str], artifacts: Sequence[str]) -> list[str]:
-    """A unit's ``files`` globs and ``artifacts`` paths as git pathspecs, each behind its own
-    magic (``:(top,glob)``, ``:(top,literal)``), so no text from progress.yaml is read as magic
-    or as an option; text no argument can hold (a NUL, a surrogate no file name has) is left
-    out. At most :data:`MAX_OWNED_PATHSPECS`."""
-    specs = [f":(top,glob){path}" for path in files if _argument(path)]
-    specs += [f":(top,literal){path}" for path in artifacts if _argument(path)]
-    return specs[:MAX_OWNED_PATHSPECS]
+    """A unit's ``files`` that name one path and its ``artifacts`` as git pathspecs, each behind
+    its own magic (``:(top,literal)``), so no text from progress.yaml is read as magic, a
+    wildcard or an option; text no argument can hold (a NUL, a surrogate no file name has) is
+    left out. A glob is left out too: it may match most of the tree, and its diff then costs
+    what the whole one does, beside it (``**`` on 100,000 clean files: 191 ms against 110 ms
+    without). At most :data:`MAX_OWNED_PATHSPECS`."""
+    from resume_kit.model.globs import WILDCARD
+
+    paths = [*(path for path in files if not WILDCARD.search(path)), *artifacts]
+    return [f":(top,literal){path}" for path in paths if _argument(path)][:MAX_OWNED_PATHSPECS]
 
 
 def _argument(text: str) -> bool:
