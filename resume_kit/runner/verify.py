@@ -29,10 +29,11 @@ from resume_kit.core.digest import sha256
 from resume_kit.core.escape import ANSI_SEQUENCE
 from resume_kit.core.lazy_regex import lazy
 from resume_kit.core.light_dataclass import dataclass
-from resume_kit.core.typing_light import IO, Any, BinaryIO
+from resume_kit.core.typing_light import IO, TYPE_CHECKING, Any, BinaryIO
 from resume_kit.infra.errors import LockError
-from resume_kit.infra.paths import Layout
+from resume_kit.infra.paths import STATE_DIR, Layout
 from resume_kit.infra.store import FileLock, ensure_gitignore, group_alive
+from resume_kit.model.globs import WILDCARD
 from resume_kit.model.progress import (
     ID_PATTERN_TEXT,
     Evidence,
@@ -42,6 +43,9 @@ from resume_kit.model.progress import (
     now_iso,
 )
 from resume_kit.progress_file.io import ProgressDoc, transaction
+
+if TYPE_CHECKING:
+    from resume_kit.infra.gitcmd import Child
 
 # How a run's outcome is written: progress_io.transaction by default; `resume-kit run` passes its
 # BatchStore.transaction (same contract, cheap for many checkpoints, thread-serialised).
@@ -594,17 +598,21 @@ def head_and_dirty(
     git_dir: Path | None = None,
     common_dir: Path | None = None,
     split_above: int = SPLIT_INDEX_BYTES,
-    owned: Sequence[str] = (),
+    files: Sequence[str] = (),
+    artifacts: Sequence[str] = (),
 ) -> tuple[str | None, bool]:
     """HEAD's commit and whether tracked files outside ``.resume-kit/`` differ from HEAD (index
     or work tree). A small repository is asked in one git process (``# branch.oid`` of
     ``status --branch``): one spawn less per checkpoint, which is much of what ``resume-kit
     run`` adds per unit. When ``git_dir``'s index is over ``split_above`` bytes, in steps
     (:func:`_dirty_in_steps`) that stop early when the index already differs, or when one of
-    ``owned`` (the unit's pathspecs, :func:`owned_pathspecs`) does.
+    the unit's own paths (its ``files`` and ``artifacts``) does.
     ``git_dir`` and ``common_dir``: this work tree's git dir and the shared one."""
-    if git_dir is not None and split_above < _size(git_dir / "index"):
-        stepped = _dirty_in_steps(root, git_dir, common_dir or git_dir, owned)
+    index = _stat(git_dir / "index") if git_dir is not None else None
+    if git_dir is not None and index is not None and split_above < index.st_size:
+        owned = owned_pathspecs(files, artifacts)
+        first = bool(owned) and _changed_since(str(root), files, index.st_mtime_ns)
+        stepped = _dirty_in_steps(root, git_dir, common_dir or git_dir, owned, first)
         if stepped is not None:
             return stepped
     from resume_kit.facts.git import iter_status_v2
@@ -629,11 +637,11 @@ def head_and_dirty(
     return headers["oid"], dirty
 
 
-def _size(path: Path) -> int:
+def _stat(path: str | Path) -> os.stat_result | None:
     try:
-        return path.stat().st_size
+        return os.stat(path)
     except OSError:
-        return 0
+        return None
 
 
 def owned_pathspecs(files: Sequence[str], artifacts: Sequence[str]) -> list[str]:
@@ -643,8 +651,6 @@ def owned_pathspecs(files: Sequence[str], artifacts: Sequence[str]) -> list[str]
     left out. A glob is left out too: it may match most of the tree, and its diff then costs
     what the whole one does, beside it (``**`` on 100,000 clean files: 191 ms against 110 ms
     without). At most :data:`MAX_OWNED_PATHSPECS`."""
-    from resume_kit.model.globs import WILDCARD
-
     paths = [*(path for path in files if not WILDCARD.search(path)), *artifacts]
     return [f":(top,literal){path}" for path in paths if _argument(path)][:MAX_OWNED_PATHSPECS]
 
@@ -656,22 +662,40 @@ def _argument(text: str) -> bool:
         return False
 
 
+def _changed_since(root: str, files: Sequence[str], since_ns: int) -> bool:
+    """Whether one of a unit's ``files`` that name one path, inside the work tree through no
+    symlinked folder, had its inode changed at or after ``since_ns`` (``st_ctime``, which no
+    program sets back): edited since git last wrote its index, so most likely still changed.
+    resume-kit's own git commands never write the index (infra/gitcmd.py); a person's ``git
+    status`` or ``git add`` may, and then this says no and the order for the others is kept."""
+    from resume_kit.infra.safefs import inside
+
+    for path in files[:MAX_OWNED_PATHSPECS]:
+        full = None if WILDCARD.search(path) or not _argument(path) else inside(root, path)
+        try:
+            if full is not None and os.lstat(full).st_ctime_ns >= since_ns:
+                return True
+        except OSError:
+            continue
+    return False
+
+
 def _dirty_in_steps(
-    root: Path, git_dir: Path, common_dir: Path, owned: Sequence[str] = ()
+    root: Path, git_dir: Path, common_dir: Path, owned: Sequence[str] = (), first: bool = False
 ) -> tuple[str, bool] | None:
     """:func:`head_and_dirty` as HEAD (read from the git dir's files when they are plain,
     else ``rev-parse``), then ``diff --quiet --cached HEAD`` (the index against HEAD's tree:
-    ~12 ms on 100,000 files, where status takes ~250 ms), then only when that finds nothing
+    ~12-40 ms on 100,000 files, where status takes ~250 ms), then only when that finds nothing
     ``diff --quiet`` over the work tree, all outside ``.resume-kit/``; None when git cannot say
     (no commit yet): then status decides. The work tree's diff checks every tracked file's
     stat before it answers, changes or not (~100-140 ms on 100,000 files where measured), so
-    while it runs the unit's own paths (``owned`` pathspecs) are diffed alone (~14 ms): what an
-    agent most often leaves changed and unstaged when it verifies. A change there settles the
-    flag and the whole diff is stopped. (Diffing them first, or beside the index's, answered
-    sooner when they had changed but cost the other cases 4-6%: measured 2026-12-07.)"""
+    the unit's own paths (``owned`` pathspecs) are diffed alone (~14 ms): what an agent most
+    often leaves changed and unstaged when it verifies. With ``first`` (one of them was
+    edited since git last wrote its index) beside the index's diff and waited for first, else
+    beside the whole diff; a change there settles the flag and stops the other. (Always
+    beside the index's diff cost the other cases 4-6%, measured 2026-12-07.)"""
     from resume_kit.facts.head_ref import head_commit
     from resume_kit.infra.gitcmd import run_git_bytes, start_git
-    from resume_kit.infra.paths import STATE_DIR
 
     head = head_commit(git_dir, common_dir)
     if head is None:
@@ -679,24 +703,34 @@ def _dirty_in_steps(
         head = out.decode("ascii", "replace").strip()
         if code != 0 or not head:
             return None
-    outside = f":(exclude){STATE_DIR}"
-    code, _, _ = run_git_bytes(
-        root, "diff", "--quiet", "--cached", head, "--", ".", outside, check=False
-    )
-    if code != 0:
-        return (head, True) if code == 1 else None
-    whole = start_git(root, "diff", "--quiet", "--", ".", outside)
+    asked: list[Child] = []
+
+    def start(*args: str) -> Child:
+        asked.append(start_git(root, "diff", "--quiet", *args, f":(exclude){STATE_DIR}"))
+        return asked[-1]
+
     try:
-        if owned:
-            code, _, _ = run_git_bytes(root, "diff", "--quiet", "--", *owned, outside, check=False)
-            if code == 1:
+        unit = start("--", *owned) if first else None
+        staged = start("--cached", head, "--", ".")
+        for child in (unit, staged):
+            if child is not None:
+                child.communicate()
+                if child.returncode == 1:
+                    return head, True
+        if staged.returncode != 0:
+            return None
+        whole = start("--", ".")
+        if owned and not first:
+            start("--", *owned).communicate()
+            if asked[-1].returncode == 1:
                 return head, True  # any other answer (a pathspec git refused): the whole says
         whole.communicate()
         return (head, whole.returncode == 1) if whole.returncode in (0, 1) else None
     finally:
-        if whole.returncode is None:  # the unit's paths answered first
-            whole.kill()
-            whole.communicate()
+        for child in asked:
+            if child.returncode is None:  # another answered first
+                child.kill()
+                child.communicate()
 
 
 @dataclass
@@ -719,7 +753,8 @@ def workspace_state(layout: Layout, unit: Unit) -> Callable[[], WorkspaceState]:
         layout.git_dir,
         layout.git_common_dir,
         SPLIT_INDEX_BYTES,
-        owned_pathspecs(unit.files, unit.artifacts),
+        unit.files,
+        unit.artifacts,
     )  # not waited for here (no ``with``): the thread ends when git does
     printed = fingerprint(layout.root, unit.files, unit.artifacts)
 

@@ -398,9 +398,9 @@ def test_the_stepped_dirty_check_runs_no_program_the_repository_configured(
     _make_stat_dirty(victim)
     code = (
         "import sys; from pathlib import Path; from resume_kit.runner.verify import "
-        "head_and_dirty, owned_pathspecs; root = Path(sys.argv[1]); "
-        "owned = owned_pathspecs(['*.txt', 'notes.md'], ['data.txt']); "
-        "print(head_and_dirty(root, root / '.git', split_above=0, owned=owned)[1])"
+        "head_and_dirty; root = Path(sys.argv[1]); "
+        "print(head_and_dirty(root, root / '.git', split_above=0, files=['*.txt', 'notes.md'], "
+        "artifacts=['data.txt'])[1])"
     )
     proc = subprocess.run(
         [sys.executable, "-c", code, str(victim)], capture_output=True, text=True, check=True

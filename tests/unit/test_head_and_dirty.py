@@ -118,8 +118,9 @@ def test_the_unit_s_own_paths_change_no_answer(repo: Path, change: str, owned: s
     what the whole status says."""
     _commit_state_file(repo)
     CHANGES[change](repo)
-    specs = owned_pathspecs(*OWNED[owned])
-    assert head_and_dirty(repo, repo / ".git", split_above=0, owned=specs) == whole_status(repo)
+    files, artifacts = OWNED[owned]
+    asked = head_and_dirty(repo, repo / ".git", split_above=0, files=files, artifacts=artifacts)
+    assert asked == whole_status(repo)
 
 
 # Lone surrogates included: YAML's "\ud800" escape gives one, and no argument can hold it.
@@ -145,7 +146,8 @@ def test_any_text_a_unit_lists_leaves_the_flag_exact(
     specs = owned_pathspecs(files, artifacts)
     assert len(specs) <= MAX_OWNED_PATHSPECS
     assert all(spec.startswith(":(top,literal)") for spec in specs)
-    assert head_and_dirty(repo, repo / ".git", split_above=0, owned=specs) == whole_status(repo)
+    asked = head_and_dirty(repo, repo / ".git", split_above=0, files=files, artifacts=artifacts)
+    assert asked == whole_status(repo)
 
 
 # The whole work tree's diff waits until the test lets it go; every other git runs as usual.
@@ -159,42 +161,68 @@ exec "$REAL_GIT" "$@"
 """
 
 
-def test_a_changed_own_file_answers_without_waiting_for_the_whole_tree(repo: Path) -> None:
-    """The unit's edited file settles the flag: the answer comes while the whole work tree's
-    diff is still held (it would never come if that diff were waited for), and that diff is
-    stopped. A clean tree's answer does wait for it."""
+def _blocked_git_env(repo: Path) -> dict[str, str]:
     import os
     import shutil
-    import subprocess
-    import sys
 
-    _commit_state_file(repo)
-    CHANGES["work tree change"](repo)
     wrappers = repo.parent / "bin"
     wrappers.mkdir()
     (wrappers / "git").write_text(BLOCKING_GIT)
     (wrappers / "git").chmod(0o755)
     env = dict(os.environ, PATH=f"{wrappers}{os.pathsep}{os.environ['PATH']}")
-    env |= {"REAL_GIT": shutil.which("git") or "git", "BLOCKED_DIR": str(repo.parent)}
-    code = (
-        "import sys; from pathlib import Path; "
-        "from resume_kit.runner.verify import head_and_dirty, owned_pathspecs; "
-        "root = Path(sys.argv[1]); specs = owned_pathspecs(sys.argv[2:], []); "
-        "print(head_and_dirty(root, root / '.git', split_above=0, owned=specs)[1])"
-    )
+    return env | {"REAL_GIT": shutil.which("git") or "git", "BLOCKED_DIR": str(repo.parent)}
+
+
+ASK = (
+    "import sys; from pathlib import Path; from resume_kit.runner.verify import head_and_dirty; "
+    "root = Path(sys.argv[1]); "
+    "print(head_and_dirty(root, root / '.git', split_above=0, files=sys.argv[2:])[1])"
+)
+
+
+@pytest.mark.parametrize("index_written", ["before the edit", "after the edit"])
+def test_a_changed_own_file_answers_without_waiting_for_the_whole_tree(
+    repo: Path, index_written: str
+) -> None:
+    """The unit's edited file settles the flag while the whole work tree's diff is held (the
+    answer would never come if that diff were waited for). Edited since git last wrote its
+    index, it is asked first and the whole diff never starts; edited before (a person's `git
+    status` wrote the index since), it is asked beside the whole diff, which is stopped."""
+    import os
+    import subprocess
+    import sys
+
+    _commit_state_file(repo)
+    (repo / "src.py").write_text("a longer line\n")  # its size differs: git sees it either way
+    if index_written == "after the edit":  # as when a person's `git status` wrote it since
+        later = os.stat(repo / "src.py").st_mtime + 10
+        os.utime(repo / ".git" / "index", (later, later))
+    env = _blocked_git_env(repo)
     try:
         done = subprocess.run(
-            [sys.executable, "-c", code, str(repo), "src.py"],
+            [sys.executable, "-c", ASK, str(repo), "src.py"],
             env=env, capture_output=True, text=True, timeout=60, check=True,
         )  # fmt: skip
         assert done.stdout.strip() == "True"
-        assert (repo.parent / "started").exists()  # the whole diff had started, and was held
-        # Not the unit's file: the whole diff must answer, so the call waits for the release.
+        started = (repo.parent / "started").exists()
+        assert started == (index_written == "after the edit")
+    finally:
+        (repo.parent / "release").touch()
+
+
+def test_when_the_unit_s_files_are_unchanged_the_whole_tree_answers(repo: Path) -> None:
+    """Not the unit's file: its diff finds nothing, so the answer waits for the whole diff."""
+    import subprocess
+    import sys
+
+    _commit_state_file(repo)
+    CHANGES["work tree change"](repo)
+    env = _blocked_git_env(repo)
+    try:
         waiting = subprocess.Popen(
-            [sys.executable, "-c", code, str(repo), "other.py"],
+            [sys.executable, "-c", ASK, str(repo), "README.md"],
             env=env, stdout=subprocess.PIPE, text=True,
         )  # fmt: skip
-        (repo.parent / "started").unlink()
         while not (repo.parent / "started").exists():
             assert waiting.poll() is None, "answered before the whole diff ran"
         assert waiting.poll() is None
