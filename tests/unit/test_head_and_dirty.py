@@ -137,7 +137,8 @@ def test_any_text_a_unit_lists_leaves_the_flag_exact(
     tmp_path_factory: pytest.TempPathFactory, files: list[str], artifacts: list[str], edited: bool
 ) -> None:
     """progress.yaml's text goes to git only behind our own pathspec magic: any of it (NULs,
-    magic, options, newlines, globs, lone surrogates) still gives the whole status's answer, never an error."""
+    magic, options, newlines, globs, lone surrogates) still gives the whole status's answer,
+    never an error."""
     repo = tmp_path_factory.mktemp("owned")
     git(repo, "init", "-q", "-b", "main")
     _commit_state_file(repo)
