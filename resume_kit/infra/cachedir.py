@@ -55,3 +55,11 @@ def ensure_private(folder: str) -> str:
         if os.stat(path).st_mode & 0o077:
             os.chmod(path, 0o700)
     return folder
+
+
+def open_lock(path: str) -> int:
+    """A descriptor of the lock file ``path`` in the user's cache, for ``flock``: created (mode
+    0600) when missing; never through a symlink, never waiting on what is not a regular file
+    (``O_NONBLOCK``: a FIFO put there does not hold up the open), closed on exec."""
+    flags = os.O_RDWR | os.O_CREAT | os.O_NONBLOCK
+    return os.open(path, flags | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0), 0o600)

@@ -81,12 +81,13 @@ def lock_path() -> str:
 
 
 def _open_lock() -> int:
-    """A descriptor of :func:`lock_path`, created (folder included) when missing; never
-    through a symlink, never waiting on what is not a regular file."""
+    """A descriptor of :func:`lock_path` (:func:`resume_kit.infra.cachedir.open_lock`), its
+    folder created when missing."""
+    from resume_kit.infra.cachedir import open_lock
+
     path = lock_path()
     os.makedirs(os.path.dirname(path), 0o700, exist_ok=True)
-    flags = os.O_RDWR | os.O_CREAT | os.O_NONBLOCK
-    return os.open(path, flags | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0), 0o600)
+    return open_lock(path)
 
 
 def _shared_lock() -> int | None:

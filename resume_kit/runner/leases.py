@@ -153,11 +153,9 @@ def fetch_leases(layout: Layout, remote: str) -> None:
     would refuse every later fetch of that ref ("cannot lock ref"), so it is removed first."""
     import fcntl
 
-    fd = os.open(
-        _fetch_lock_path(layout),
-        os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0),
-        0o600,
-    )
+    from resume_kit.infra.cachedir import open_lock
+
+    fd = open_lock(_fetch_lock_path(layout))
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         _remove_stale_ref_locks(Path(layout.git_common_dir), remote)

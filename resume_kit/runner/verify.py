@@ -651,8 +651,14 @@ def owned_pathspecs(files: Sequence[str], artifacts: Sequence[str]) -> list[str]
     left out. A glob is left out too: it may match most of the tree, and its diff then costs
     what the whole one does, beside it (``**`` on 100,000 clean files: 191 ms against 110 ms
     without). At most :data:`MAX_OWNED_PATHSPECS`."""
-    paths = [*(path for path in files if not WILDCARD.search(path)), *artifacts]
-    return [f":(top,literal){path}" for path in paths if _argument(path)][:MAX_OWNED_PATHSPECS]
+    paths = [*_one_path_each(files), *filter(_argument, artifacts)]
+    return [f":(top,literal){path}" for path in paths][:MAX_OWNED_PATHSPECS]
+
+
+def _one_path_each(files: Sequence[str]) -> list[str]:
+    """Those of a unit's ``files`` globs that name one path (no wildcard) and fit in an
+    argument: the ones git is asked about alone."""
+    return [path for path in files if not WILDCARD.search(path) and _argument(path)]
 
 
 def _argument(text: str) -> bool:
@@ -670,8 +676,8 @@ def _changed_since(root: str, files: Sequence[str], since_ns: int) -> bool:
     status`` or ``git add`` may, and then this says no and the order for the others is kept."""
     from resume_kit.infra.safefs import inside
 
-    for path in files[:MAX_OWNED_PATHSPECS]:
-        full = None if WILDCARD.search(path) or not _argument(path) else inside(root, path)
+    for path in _one_path_each(files)[:MAX_OWNED_PATHSPECS]:
+        full = inside(root, path)
         try:
             if full is not None and os.lstat(full).st_ctime_ns >= since_ns:
                 return True
