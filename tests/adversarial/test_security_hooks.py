@@ -412,6 +412,34 @@ def test_the_stepped_dirty_check_runs_no_program_the_repository_configured(
     assert {"fsmonitor", "process"} <= set(hits.read_text().split())
 
 
+def test_the_dirty_flag_looks_at_no_unit_path_outside_the_clone(tmp_path: Path) -> None:
+    """The unit's files are stat'ed before the dirty flag is asked (their ctime picks which git
+    diff goes first, runner/verify._changed_since): a clone's unit naming a file through a
+    committed symlink to a folder outside, a climbing path or an absolute one is never looked
+    at, even against the oldest index time, where a file inside the tree is; and the flag,
+    asked with those paths and a file name holding shell text, is what git status says."""
+    from resume_kit.runner.verify import _changed_since, head_and_dirty
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "key").write_text("secret\n")
+    shell = "$(touch PWNED).py"
+    victim = hostile_clone(
+        tmp_path, {"src.py": "a\n", shell: "x\n"}, symlinks={"escape": str(outside)}
+    )
+    aimed = ["escape/key", "../outside/key", str(outside / "key")]
+    assert not _changed_since(str(victim), aimed, 0)
+    assert _changed_since(str(victim), ["src.py"], 0)  # the same look inside the tree says yes
+    (victim / shell).write_text("y\n")
+    head = user_git(victim, "rev-parse", "HEAD").stdout.strip()
+    asked = head_and_dirty(
+        victim, victim / ".git", split_above=0, files=[*aimed, shell], artifacts=aimed
+    )
+    assert asked == (head, True)
+    assert not list(tmp_path.rglob("PWNED")), "a file name's shell text ran"
+    assert (outside / "key").read_text() == "secret\n"
+
+
 # --------------------------------------------------------------------------- item 18: the claim
 
 # Signals that it started (one file per run), then waits until the test releases it.
