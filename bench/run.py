@@ -56,9 +56,13 @@ PYTHON = sys.executable
 SCRIPT = Path(PYTHON).parent / "resume-kit"
 CLI = [str(SCRIPT)] if SCRIPT.is_file() else [PYTHON, "-m", "resume_kit"]
 CLI_SHOWN = "the `resume-kit` console script" if SCRIPT.is_file() else "`python -m resume_kit`"
+# How the agents' brief hooks start (integrations/settings.isolated_command_line: the command
+# `integrate` writes execs this; the agent's shell before it is not counted, as for every row).
+HOOK_START = [PYTHON, "-I", "-S", str(REPO / "resume_kit" / "cli" / "isolated_entry.py")]
 UNCHANGED_BRIEF = "brief, nothing changed since the previous one (served)"
 UNCHANGED_HOOK_BRIEF = (
-    "brief --format claude-hook, the SessionStart payload on stdin, nothing changed since the "
+    "brief --format claude-hook started as the agents' hooks start it (`python -I -S` "
+    "cli/isolated_entry.py), the SessionStart payload on stdin, nothing changed since the "
     "previous one (served)"
 )
 AFTER_WORK_BRIEF = (
@@ -301,18 +305,18 @@ def measure_commands(ws: workspaces.Workspace, rounds: int) -> dict[str, Series]
 
         return run
 
-    def served_brief(args: list[str], stdin: bytes | None = None) -> Sample:
+    def served_brief(args: list[str], stdin: bytes | None = None, start: list[str] = CLI) -> Sample:
         """A brief right after a brief (untimed, it stores the receipt): the second is served
         (checked: the debug line says so; the line is the only difference it makes)."""
         for _ in range(3):  # the brief's ages may have moved on between the two: again
-            spawn([*CLI, *args], root, env, stdin=stdin)
+            spawn([*start, *args], root, env, stdin=stdin)
             receipts_written(env)
             try:
-                return spawn([*CLI, *args], root, debug, stderr_has="served the stored brief",
+                return spawn([*start, *args], root, debug, stderr_has="served the stored brief",
                              stdin=stdin)  # fmt: skip
             except MissingLine:
                 continue
-        return spawn([*CLI, *args], root, debug, stderr_has="served the stored brief",
+        return spawn([*start, *args], root, debug, stderr_has="served the stored brief",
                      stdin=stdin)  # fmt: skip
 
     # The brief Claude Code's SessionStart hook asks for: its payload on stdin, read and gated,
@@ -384,7 +388,7 @@ def measure_commands(ws: workspaces.Workspace, rounds: int) -> dict[str, Series]
         "brief (cold cache)": cold("brief"),
         UNCHANGED_BRIEF: lambda: served_brief(["brief"]),
         UNCHANGED_HOOK_BRIEF: lambda: served_brief(
-            ["brief", "--format", "claude-hook"], hook_payload
+            ["brief", "--format", "claude-hook"], hook_payload, HOOK_START
         ),
         AFTER_WORK_BRIEF: after_work_brief,
         AFTER_COMMIT_BRIEF: after_commit_brief,

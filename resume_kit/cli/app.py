@@ -148,6 +148,7 @@ def main(argv: "list[str] | None" = None, *, fast_start: bool = True) -> None:
             sys.exit(130)  # as typer's main ends an interrupted built brief: nothing printed
         if served is not None:
             sys.exit(served)
+    _load_site_packages()
     debug = _debug_requested(args)
     if "--" in args:
         cut = args.index("--")
@@ -161,6 +162,15 @@ def main(argv: "list[str] | None" = None, *, fast_start: bool = True) -> None:
         if parsed is not None:
             sys.exit(_run_parsed(*parsed, args, debug))
     sys.exit(_run_typer(args, debug))
+
+
+def _load_site_packages() -> None:
+    """Started with ``-S`` (cli/isolated_entry.py, the agents' brief hooks), the served brief
+    needed the standard library only; every other path needs site-packages (typer, PyYAML)."""
+    if sys.flags.no_site and "site" not in sys.modules:
+        import site
+
+        site.main()
 
 
 def _run_parsed(command: str, values: "dict[str, object]", args: "list[str]", debug: bool) -> int:

@@ -32,11 +32,12 @@ def project_hooks(root: Path) -> Path:
     return root / ".codex" / "hooks.json"
 
 
-def specs(stop_verify: bool, exe: str | None) -> list[HookSpec]:
+def specs(stop_verify: bool, exe: str | None, python: str | None = None) -> list[HookSpec]:
     start = replace(
         SESSION_START,
         args=CODEX_BRIEF_ARGS,
         exe=exe,
+        python=python,
         extra=(("additionalContextLimit", CONTEXT_LIMIT),),
         replaces=(BRIEF_ARGS,),
     )

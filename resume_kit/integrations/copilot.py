@@ -53,9 +53,12 @@ def hooks_file(root: Path) -> Path:
 
 def _spec(args: str, exe: str | None, python: str | None) -> HookSpec:
     """The hook ``args`` runs: the tool hooks as settings.tool_specs builds them (``python -I
-    -m`` the module when ``python`` imports it, else resume-kit)."""
+    -m`` the module when ``python`` runs our hooks, else resume-kit); the brief by ``python``'s
+    entry script too (settings.isolated_command_line)."""
     tools = tool_specs("", python, exe, "copilot", ("postToolUse",), "preToolUse")
-    return next((s for s in tools if s.args == args), HookSpec("", args, None, TIMEOUT_SEC, exe))
+    brief = python if args == BRIEF_ARGS else None
+    fallback = HookSpec("", args, None, TIMEOUT_SEC, exe, python=brief)
+    return next((s for s in tools if s.args == args), fallback)
 
 
 def entry(args: str, exe: str | None, python: str | None = None) -> dict[str, Any]:

@@ -16,9 +16,16 @@ def project_settings(root: Path) -> Path:
     return root / ".gemini" / "settings.json"
 
 
-def specs(exe: str | None, stop_verify: bool = False) -> list[HookSpec]:
+def specs(exe: str | None, stop_verify: bool = False, python: str | None = None) -> list[HookSpec]:
     found = [
-        HookSpec("SessionStart", BRIEF_ARGS, SESSION_START_MATCHER, timeout=30_000, exe=exe),
+        HookSpec(
+            "SessionStart",
+            BRIEF_ARGS,
+            SESSION_START_MATCHER,
+            timeout=30_000,
+            exe=exe,
+            python=python,
+        ),
         HookSpec("PreCompress", SNAPSHOT_ARGS, timeout=30_000, exe=exe),
     ]
     if stop_verify:

@@ -54,6 +54,16 @@ _FAST = re.compile(
     r'PY=(?P<py>.+); \[ -x "\$PY" \] && "\$PY" -I -m resume_kit\.integrations\.tool_hook '
     r"(?P<rest>.+) \|\| resume-kit hook-tool (?P=rest)"
 )
+# A brief hook is the start of every session: the interpreter `integrate` ran with starts
+# cli/isolated_entry.py by path with -I -S (no site-packages start-up, nothing from the current
+# folder on sys.path); `resume-kit` on PATH once either file is gone.
+_ISOLATED = re.compile(
+    r'PY=(?P<py>.+); E=(?P<entry>.+); \[ -x "\$PY" \] && \[ -f "\$E" \] && '
+    r'exec "\$PY" -I -S "\$E" (?P<args>.+); exec resume-kit (?P=args)'
+)
+ENTRY_SCRIPT = os.path.join(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "cli", "isolated_entry.py"
+)
 
 
 def executable() -> str | None:
@@ -82,12 +92,20 @@ def fast_command_line(args: str, python: str) -> str:
     )
 
 
+def isolated_command_line(args: str, python: str) -> str:
+    """``args`` (``brief …``) run by ``python -I -S`` :data:`ENTRY_SCRIPT`, else by PATH."""
+    return (
+        f"PY={shlex.quote(python)}; E={shlex.quote(ENTRY_SCRIPT)}; "
+        f'[ -x "$PY" ] && [ -f "$E" ] && exec "$PY" -I -S "$E" {args}; exec resume-kit {args}'
+    )
+
+
 def command_args(command: str) -> str | None:
     """The resume-kit arguments of a command line :func:`command_line` (or
-    :func:`fast_command_line`) wrote, else None."""
+    :func:`fast_command_line`, :func:`isolated_command_line`) wrote, else None."""
     if command.startswith("resume-kit "):
         return command[len("resume-kit ") :]
-    match = _FALLBACK.fullmatch(command)
+    match = _FALLBACK.fullmatch(command) or _ISOLATED.fullmatch(command)
     if match:
         return match["args"]
     fast = _FAST.fullmatch(command)
@@ -105,11 +123,14 @@ class HookSpec:
     extra: tuple[tuple[str, Any], ...] = ()
     # Arguments an older resume-kit wrote for this hook: such an entry is replaced.
     replaces: tuple[str, ...] = ()
-    # The interpreter that runs a tool hook's module directly (see fast_command_line).
+    # The interpreter that runs a tool hook's module, or a brief hook's entry script, directly
+    # (see fast_command_line, isolated_command_line).
     python: str | None = None
 
     @property
     def command(self) -> str:
+        if self.python is not None and self.args.startswith("brief "):
+            return isolated_command_line(self.args, self.python)
         if self.python is not None:
             return fast_command_line(self.args, self.python)
         return command_line(self.args, self.exe)
@@ -145,22 +166,27 @@ TOOL_ARGS = frozenset(
 OUR_ARGS = frozenset({BRIEF_ARGS, SNAPSHOT_ARGS, STOP_ARGS}) | TOOL_ARGS
 
 
-def tool_python() -> str | None:
-    """This interpreter, when it imports the tool hook isolated (``-I``: no current folder, no
-    PYTHONPATH), as the hook will run it; else None (the hook then calls `resume-kit`)."""
+def hook_python() -> str | None:
+    """This interpreter, when it runs our hooks as the agent will: isolated (``-I``: no current
+    folder, no PYTHONPATH) it imports the tool hook's module and typer (which a brief that must
+    be built needs once site-packages are loaded), and it runs :data:`ENTRY_SCRIPT` with ``-I
+    -S`` from ``/``; else None (the hooks then call the resume-kit script)."""
     import subprocess
 
-    try:
-        proc = subprocess.run(
-            [sys.executable, "-I", "-c", f"import {TOOL_MODULE}"],
-            capture_output=True,
-            timeout=30,
-            stdin=subprocess.DEVNULL,
-            cwd="/",
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return sys.executable if proc.returncode == 0 else None
+    checks = (
+        ([sys.executable, "-I", "-c", f"import {TOOL_MODULE}, typer"], b""),
+        ([sys.executable, "-I", "-S", ENTRY_SCRIPT, "--version"], b"resume-kit "),
+    )
+    for argv, printed in checks:
+        try:
+            proc = subprocess.run(
+                argv, capture_output=True, timeout=30, stdin=subprocess.DEVNULL, cwd="/"
+            )
+        except (OSError, subprocess.SubprocessError):
+            return None
+        if proc.returncode != 0 or not proc.stdout.startswith(printed):
+            return None
+    return sys.executable
 
 
 def tool_specs(
@@ -185,12 +211,16 @@ class SettingsError(ResumeKitError):
 
 
 def specs_for(
-    stop_verify: bool, exe: str | None = None, post_compact: bool = True
+    stop_verify: bool, exe: str | None = None, post_compact: bool = True, python: str | None = None
 ) -> list[HookSpec]:
+    """Claude Code's hooks; the brief ones run by ``python`` (:func:`brief_python`) when given."""
     from resume_kit.core.light_dataclass import replace
 
-    specs = [SESSION_START, *([POST_COMPACT] if post_compact else []), PRE_COMPACT]
-    return [replace(spec, exe=exe) for spec in [*specs, *([STOP] if stop_verify else [])]]
+    briefs = [SESSION_START, *([POST_COMPACT] if post_compact else [])]
+    rest = [PRE_COMPACT, *([STOP] if stop_verify else [])]
+    return [replace(spec, exe=exe, python=python) for spec in briefs] + [
+        replace(spec, exe=exe) for spec in rest
+    ]
 
 
 # --------------------------------------------------------------------------- pure merge

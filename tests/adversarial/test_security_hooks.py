@@ -8,6 +8,8 @@ victim's ordinary commands (``resume-kit hook install``, ``git commit``, ``resum
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import time
 from pathlib import Path
 
@@ -44,6 +46,8 @@ PLANTED = (
     "__future__.py",
     "secrets.py",
     "site.py",
+    "sitecustomize.py",
+    "usercustomize.py",
     "typing.py",
     "json/__init__.py",
 )
@@ -153,6 +157,36 @@ def test_agent_hooks_import_nothing_from_the_work_tree(tmp_path: Path) -> None:
         "snapshot", "--quiet", "--trigger", "pre-compact", cwd=victim, input=payload
     )
     assert (pre_compact.code, pre_compact.stderr) == (0, "")
+    assert markers(marks) == []
+
+
+def test_the_brief_hook_command_integrate_writes_imports_nothing_from_the_work_tree(
+    tmp_path: Path,
+) -> None:
+    """The brief hooks' command as `integrate claude` writes it (``python -I -S`` the entry
+    script, which loads site-packages late when the brief must be built), run from the clone's
+    root as the agent runs it: built, then served."""
+    marks = tmp_path / "marks"
+    files = {".resume-kit/progress.yaml": PROGRESS, **planted_modules(marks)}
+    victim = hostile_clone(tmp_path, files)
+    assert run_user("integrate", "claude", cwd=victim).code == 0
+    settings = json.loads((victim / ".claude" / "settings.json").read_text())
+    command = settings["hooks"]["SessionStart"][0]["hooks"][0]["command"]
+    assert ' -I -S "$E" brief --format claude-hook; ' in command
+    payload = json.dumps(
+        {"session_id": "s1", "cwd": str(victim), "source": "startup",
+         "hook_event_name": "SessionStart"}
+    )  # fmt: skip
+    served: list[bool] = []
+    while len(served) < 5 and not any(served):  # a build within 2 s of the clone may not store
+        proc = subprocess.run(
+            ["sh", "-c", command], cwd=victim, input=payload, capture_output=True, text=True,
+            env={**os.environ, "RESUME_KIT_DEBUG_FASTPATH": "1"}, timeout=60,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        assert "doc-002" in proc.stdout
+        served.append("served the stored brief" in proc.stderr)
+    assert served[0] is False and served[-1] is True
     assert markers(marks) == []
 
 

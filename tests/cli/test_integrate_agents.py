@@ -80,12 +80,51 @@ def test_the_command_names_the_executable_and_falls_back_to_path(tmp_path: Path)
     assert marker.read_text() == "path stop-check\n"
 
 
+def test_the_brief_command_runs_the_entry_script_isolated_and_falls_back_to_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The brief hooks' command execs ``python -I -S`` the entry script: the interpreter sees
+    those flags and the script's path first; with the interpreter or the script gone, the
+    resume-kit on PATH runs instead (once: ``exec``)."""
+    marker = tmp_path / "ran"
+    python = tmp_path / "venv bin" / "python3"  # a space: quoted
+    python.parent.mkdir()
+    python.write_text(f"#!/bin/sh\necho python \"$@\" >> '{marker}'\n")
+    python.chmod(0o755)
+    on_path = tmp_path / "path-bin"
+    on_path.mkdir()
+    (on_path / "resume-kit").write_text(f"#!/bin/sh\necho path \"$@\" >> '{marker}'\n")
+    (on_path / "resume-kit").chmod(0o755)
+    env = {**os.environ, "PATH": f"{on_path}{os.pathsep}/usr/bin:/bin"}
+    args = "brief --format claude-hook"
+
+    def ran(command: str) -> str:
+        marker.unlink(missing_ok=True)
+        subprocess.run(["sh", "-c", command], env=env, check=True, timeout=30)
+        return marker.read_text()
+
+    command = merge.isolated_command_line(args, str(python))
+    assert merge.command_args(command) == args
+    assert ran(command) == f"python -I -S {merge.ENTRY_SCRIPT} {args}\n"
+    monkeypatch.setattr(merge, "ENTRY_SCRIPT", str(tmp_path / "gone" / "isolated_entry.py"))
+    assert ran(merge.isolated_command_line(args, str(python))) == f"path {args}\n"
+    python.unlink()
+    assert ran(command) == f"path {args}\n"
+
+
 def test_integrate_writes_the_executable_it_ran_as(repo: Path, tmp_path: Path) -> None:
     bin_dir = shim_dir(tmp_path)
     env = {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
     assert run_cli("integrate", "claude", cwd=repo, env=env).code == 0
-    hook = hooks_of(repo / ".claude" / "settings.json")["SessionStart"][0]["hooks"][0]
-    assert hook["command"] == merge.command_line(merge.BRIEF_ARGS, str(bin_dir / "resume-kit"))
+    hooks = hooks_of(repo / ".claude" / "settings.json")
+    snapshot = hooks["PreCompact"][0]["hooks"][0]
+    assert snapshot["command"] == merge.command_line(
+        merge.SNAPSHOT_ARGS, str(bin_dir / "resume-kit")
+    )
+    # the brief hooks start the entry script with the interpreter integrate ran with
+    for event in ("SessionStart", "PostCompact"):
+        hook = hooks[event][0]["hooks"][0]
+        assert hook["command"] == merge.isolated_command_line(merge.BRIEF_ARGS, sys.executable)
 
 
 def test_an_old_bare_entry_is_upgraded_in_place(repo: Path) -> None:

@@ -39,15 +39,15 @@ def test_the_hooks_file_copilot_reads(repo: Path) -> None:
     data = hooks_of(repo)
     assert list(data) == ["version", "hooks"] and data["version"] == 1
     assert list(data["hooks"]) == ["userPromptSubmitted", "preCompact", "preToolUse", "postToolUse"]
-    for event, args in (
-        ("userPromptSubmitted", copilot.BRIEF_ARGS),
-        ("preCompact", merge.SNAPSHOT_ARGS),
+    for event, args, start in (
+        ("userPromptSubmitted", copilot.BRIEF_ARGS, f"PY={sys.executable}; "),  # the entry script
+        ("preCompact", merge.SNAPSHOT_ARGS, "RK="),  # the absolute executable first (point 17)
     ):
         (entry,) = data["hooks"][event]
         assert set(entry) == {"type", "bash", "cwd", "timeoutSec"}
         assert entry["type"] == "command" and entry["cwd"] == "." and entry["timeoutSec"] == 30
         assert merge.command_args(entry["bash"]) == args
-        assert entry["bash"].startswith("RK=")  # the absolute executable first (point 17)
+        assert entry["bash"].startswith(start)
     for event, args in (("preToolUse", "pre"), ("postToolUse", "post")):
         (entry,) = data["hooks"][event]
         assert set(entry) == {"type", "bash", "cwd", "timeoutSec"}

@@ -457,3 +457,46 @@ def test_unchanged_hook_brief_is_served_with_the_standard_library_only(
     assert beyond_site(served) <= SERVED_HOOK_BRIEF
     assert heavy(served, NEVER | RENDERING | READING | {"rich", "typer", "yaml"}) == []
     assert heavy(served - _bare_interpreter_modules(), HOOK_PATH_NEVER) == []
+
+
+def _entry_run(workspace: Path, payload: str) -> tuple[str, set[str]]:
+    """The brief hooks' command as `integrate` writes it execs it (``python -I -S`` the entry
+    script), with ``-X importtime``: (its stderr, the modules it imported)."""
+    from resume_kit.integrations.settings import BRIEF_ARGS, ENTRY_SCRIPT
+
+    argv = [sys.executable, "-I", "-S", "-X", "importtime", ENTRY_SCRIPT, *BRIEF_ARGS.split()]
+    env = dict(os.environ, RESUME_KIT_DEBUG_FASTPATH="1")
+    proc = subprocess.run(
+        argv, cwd=workspace, input=payload, capture_output=True, text=True, env=env, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert '"hookSpecificOutput"' in proc.stdout
+    lines = [line.split("|")[-1].strip() for line in proc.stderr.splitlines()]
+    return proc.stderr, {name for name in lines if name and " " not in name}
+
+
+def test_the_brief_hooks_entry_serves_without_site_packages(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Started as the agents' brief hooks start it, a served brief never imports site; a
+    built one loads site-packages late, and builds."""
+    import time
+
+    monkeypatch.setenv("RESUME_KIT_NOW", str(int(time.time())))
+    payload = json.dumps(
+        {"session_id": "s-entry", "hook_event_name": "SessionStart", "source": "startup",
+         "transcript_path": str(tmp_path / "s-entry.jsonl"), "cwd": str(workspace)}
+    )  # fmt: skip
+    stderr, built = _entry_run(workspace, payload)
+    assert "building" in stderr
+    assert {"site", "resume_kit.brief.pipeline"} <= built
+    for _ in range(4):  # see served_modules: a few builds may pass first
+        stderr, served = _entry_run(workspace, payload)
+        if "served the stored brief" in stderr:
+            break
+    assert "served the stored brief" in stderr
+    assert "site" not in served
+    # the console script's entry point (cli.app.entry) with its two helpers, stdlib only
+    started = {"resume_kit.infra.collector", "resume_kit.cli.process_end"}
+    assert third_party(served) <= SERVED_HOOK_BRIEF | started
+    assert heavy(served, HOOK_PATH_NEVER | {"typer", "yaml"}) == []

@@ -63,9 +63,10 @@ def claude(user: bool, remove: bool, stop_verify: bool, local: bool = False) -> 
         root = find_layout().root
         path = (claude_paths.local_settings if local else claude_paths.project_settings)(root)
     exe = settings.executable()
+    python = None if remove else settings.hook_python()
     specs = [
-        *settings.specs_for(stop_verify, exe),
-        *claude_paths.tool_specs(None if remove else settings.tool_python(), exe),
+        *settings.specs_for(stop_verify, exe, python=python),
+        *claude_paths.tool_specs(python, exe),
     ]
     where = _shown(path, root)
     if remove:
@@ -89,8 +90,8 @@ def codex(remove: bool, stop_verify: bool) -> int:
 
     root = find_layout().root
     exe = settings.executable()
-    python = None if remove else settings.tool_python()
-    specs = [*codex_paths.specs(stop_verify, exe), *codex_paths.tool_specs(python, exe)]
+    python = None if remove else settings.hook_python()
+    specs = [*codex_paths.specs(stop_verify, exe, python), *codex_paths.tool_specs(python, exe)]
     code = _apply(codex_paths.project_hooks(root), root, remove, specs, project=True)
     if not remove:
         for line in codex_paths.REQUIREMENTS:
@@ -104,8 +105,8 @@ def gemini(remove: bool, stop_verify: bool) -> int:
 
     root = find_layout().root
     exe = settings.executable()
-    python = None if remove else settings.tool_python()
-    specs = [*gemini_paths.specs(exe, stop_verify), *gemini_paths.tool_specs(python, exe)]
+    python = None if remove else settings.hook_python()
+    specs = [*gemini_paths.specs(exe, stop_verify, python), *gemini_paths.tool_specs(python, exe)]
     return _apply(gemini_paths.project_settings(root), root, remove, specs, project=True)
 
 
@@ -122,7 +123,7 @@ def copilot(remove: bool) -> int:
     from resume_kit.infra.paths import find_layout
     from resume_kit.integrations import copilot as copilot_conf
 
-    python = None if remove else settings.tool_python()
+    python = None if remove else settings.hook_python()
     root = find_layout().root
     for line in copilot_conf.apply(root, settings.executable(), remove, python):
         out(line)

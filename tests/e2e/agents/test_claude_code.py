@@ -32,6 +32,9 @@ def claude(ws: Workspace, prompt: str, *args: str) -> dict[str, Any]:
 def integrate(ws: Workspace) -> None:
     proc = ws.resume_kit("integrate", "claude")
     assert proc.returncode == 0, proc.stderr
+    # the brief hook this agent runs starts the entry script isolated (settings.ENTRY_SCRIPT)
+    hooks = json.loads((ws.root / ".claude" / "settings.json").read_text())["hooks"]
+    assert ' -I -S "$E" brief ' in hooks["SessionStart"][0]["hooks"][0]["command"]
 
 
 def messages_bodies(ws: Workspace) -> list[str]:

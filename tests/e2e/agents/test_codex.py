@@ -121,6 +121,9 @@ def codex(ws: Workspace, *args: str) -> str:
 def integrate(ws: Workspace) -> None:
     proc = ws.resume_kit("integrate", "codex")
     assert proc.returncode == 0, proc.stderr
+    # the brief hook this agent runs starts the entry script isolated (settings.ENTRY_SCRIPT)
+    hooks = json.loads((ws.root / ".codex" / "hooks.json").read_text())["hooks"]
+    assert ' -I -S "$E" brief ' in hooks["SessionStart"][0]["hooks"][0]["command"]
 
 
 def responses_bodies(ws: Workspace) -> list[str]:
