@@ -142,7 +142,15 @@ def receipt_path(request: dict[str, Any], cwd: str) -> str:
 
 
 def serve(args: list[str]) -> int | None:
-    """Print the stored brief and return its exit code, or None (nothing printed) to build."""
+    """Print the stored brief and return its exit code, or None (nothing printed) to build;
+    130 when interrupted (as typer's main ends an interrupted built brief: nothing printed)."""
+    try:
+        return _print_stored(args)
+    except KeyboardInterrupt:
+        return 130
+
+
+def _print_stored(args: list[str]) -> int | None:
     debug = os.environ.get(DEBUG_ENV, "") not in ("", "0")
     try:
         receipt, why = _serve(args)

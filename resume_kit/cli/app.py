@@ -106,14 +106,14 @@ def __getattr__(name: str) -> "Any":
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def entry() -> None:
+def entry(serve_first: bool = True) -> None:
     """The console script's and ``python -m resume_kit``'s entry point: :func:`main`, then the
     process ends without the interpreter's teardown (:mod:`resume_kit.cli.process_end`)."""
     from resume_kit.infra.collector import one_shot_process
 
     one_shot_process()
     try:
-        main()
+        main(serve_first=serve_first)
     except SystemExit as done:
         code = done.code
     else:  # pragma: no cover - main always exits
@@ -127,11 +127,14 @@ def _debug_requested(argv: list[str]) -> bool:
     return "--debug" in argv or os.environ.get("RESUME_KIT_DEBUG", "") not in ("", "0")
 
 
-def main(argv: "list[str] | None" = None, *, fast_start: bool = True) -> None:
+def main(
+    argv: "list[str] | None" = None, *, fast_start: bool = True, serve_first: bool = True
+) -> None:
     """Console entry point: one error handler, documented exit codes, no traceback by default.
 
     ``fast_start=False`` sends every command through typer (the tests' reference for
-    :mod:`resume_kit.cli.fast_start`)."""
+    :mod:`resume_kit.cli.fast_start`); ``serve_first=False``: the stored brief was not served
+    (cli/isolated_entry.py asked first), so a brief is built."""
     args = list(sys.argv[1:] if argv is None else argv)
     if [a for a in args if a != "--debug"] == ["--version"]:  # the start-up cost alone
         from resume_kit import __version__
@@ -139,13 +142,10 @@ def main(argv: "list[str] | None" = None, *, fast_start: bool = True) -> None:
         sys.stdout.write(f"resume-kit {__version__}\n")
         sys.stdout.flush()
         sys.exit(0)
-    if args[:1] == ["brief"]:  # nothing changed since the previous brief: print it (stdlib only)
-        from resume_kit.brief.fastpath import serve
+    if serve_first and args[:1] == ["brief"]:  # nothing changed since the previous brief: print
+        from resume_kit.brief.fastpath import serve  # it (stdlib only)
 
-        try:
-            served = serve(args)
-        except KeyboardInterrupt:
-            sys.exit(130)  # as typer's main ends an interrupted built brief: nothing printed
+        served = serve(args)
         if served is not None:
             sys.exit(served)
     _load_site_packages()

@@ -293,7 +293,7 @@ def test_ctrl_c_while_a_stored_brief_is_served_exits_130_without_a_traceback(
     def interrupted(args: list[str]) -> int | None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(fastpath, "serve", interrupted)
+    monkeypatch.setattr(fastpath, "_print_stored", interrupted)
     with pytest.raises(SystemExit) as stopped:
         main(["brief"])
     assert stopped.value.code == 130

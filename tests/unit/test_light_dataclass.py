@@ -123,20 +123,24 @@ def test_asdict_reaches_nested_instances_in_lists_and_dicts() -> None:
 
 
 def test_the_package_inits_compiled_ahead_are_current_and_the_same_functions() -> None:
-    """light_inits.py is what the generator writes now, and each factory makes the function
+    """light_inits.py and light_inits_hook.py are what the generator writes now, the hook's
+    table holds the classes of its modules and only those, and each factory makes the function
     that compiling the class's source makes (same signature, defaults and body)."""
     import inspect
 
-    from resume_kit.core import light_dataclass, light_inits, light_inits_gen
+    from resume_kit.core import light_dataclass, light_inits, light_inits_gen, light_inits_hook
 
-    assert light_inits_gen.generate() == light_inits_gen.TARGET.read_text(encoding="utf-8"), (
-        f"run {light_inits_gen.COMMAND}"
-    )
+    for path, text in light_inits_gen.generate().items():
+        assert text == path.read_text(encoding="utf-8"), f"run {light_inits_gen.COMMAND}"
     classes = light_inits_gen.light_classes()
     assert len(classes) > 50
     for name, cls in classes:
         source, scope = light_dataclass.init_source(cls, cls.__dict__["__light_frozen__"])
-        made = light_inits.FACTORIES[source](dict(scope))
+        hook = cls.__module__ in light_inits_gen.HOOK_MODULES
+        assert (source in light_inits_hook.FACTORIES) == hook, name
+        assert light_dataclass._precompiled(source) is not None, name
+        table = light_inits_hook.FACTORIES if hook else light_inits.FACTORIES
+        made = table[source](dict(scope))
         exec(source, scope)
         compiled = scope["__init__"]
         assert inspect.signature(made) == inspect.signature(compiled), name
