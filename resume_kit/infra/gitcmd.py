@@ -97,7 +97,9 @@ SUBCOMMAND_OPTIONS: dict[str, tuple[str, ...]] = {
 _FILTERED = frozenset({"status", "diff"})
 # `git diff` that found files whose stat changed but not their content takes the index lock and
 # rewrites the index to record their stat, optional locks or not (git 2.39); a user's own git
-# command at that moment would fail on index.lock. Switched off: the diff's answer is the same.
+# command at that moment would fail on index.lock. Switched off, a diff's patch, --numstat or
+# --stat still compares contents, but its exit status (--quiet, --exit-code) and --name-only
+# count such a file as changed: ask those only where the index alone is compared (--cached).
 _NO_INDEX_WRITE = ("-c", "diff.autoRefreshIndex=false")
 _FILTER_KEYS = ("clean", "smudge", "process")
 # Global options that take their value as the next argument.

@@ -691,15 +691,18 @@ def _dirty_in_steps(
 ) -> tuple[str, bool] | None:
     """:func:`head_and_dirty` as HEAD (read from the git dir's files when they are plain,
     else ``rev-parse``), then ``diff --quiet --cached HEAD`` (the index against HEAD's tree:
-    ~12-40 ms on 100,000 files, where status takes ~250 ms), then only when that finds nothing
-    ``diff --quiet`` over the work tree, all outside ``.resume-kit/``; None when git cannot say
-    (no commit yet): then status decides. The work tree's diff checks every tracked file's
-    stat before it answers, changes or not (~100-140 ms on 100,000 files where measured), so
-    the unit's own paths (``owned`` pathspecs) are diffed alone (~14 ms): what an agent most
-    often leaves changed and unstaged when it verifies. With ``first`` (one of them was
-    edited since git last wrote its index) beside the index's diff and waited for first, else
-    beside the whole diff; a change there settles the flag and stops the other. (Always
-    beside the index's diff cost the other cases 4-6%, measured 2026-12-07.)"""
+    ~12-40 ms on 100,000 files), then only when that finds nothing the work tree, all outside
+    ``.resume-kit/``; None when git cannot say (no commit yet): then status decides. The work
+    tree is asked by ``status -uno``, which checks every tracked file's stat (~100-140 ms on
+    100,000 files where measured), so the unit's own paths (``owned`` pathspecs) are asked
+    alone by ``diff --numstat`` (~15-17 ms): what an agent most often leaves changed and
+    unstaged when it verifies. With ``first`` (one of them was edited since git last wrote its
+    index) beside the index's diff and waited for first, else beside the status; a change
+    there settles the flag and stops the other. (Always beside the index's diff cost the other
+    cases 4-6%, measured 2026-12-07.) Both compare contents where a stat changed: our git never
+    rewrites the index (infra/gitcmd.py), and ``diff --quiet`` would then call a file whose
+    stat alone changed (touched, or edited and put back) a change."""
+    from resume_kit.facts.git import iter_status_v2
     from resume_kit.facts.head_ref import head_commit
     from resume_kit.infra.gitcmd import run_git_bytes, start_git
 
@@ -710,28 +713,39 @@ def _dirty_in_steps(
         if code != 0 or not head:
             return None
     asked: list[Child] = []
+    outside = f":(exclude){STATE_DIR}"
 
     def start(*args: str) -> Child:
-        asked.append(start_git(root, "diff", "--quiet", *args, f":(exclude){STATE_DIR}"))
+        asked.append(start_git(root, *args))
         return asked[-1]
 
+    def unit_changed(child: Child) -> bool:
+        """Whether the unit's paths' ``diff --numstat`` listed a file: its contents or mode
+        changed (a file whose stat alone changed is not listed). Any other answer, a pathspec
+        git refused included, leaves the flag to the status."""
+        out, _ = child.communicate()
+        return child.returncode == 0 and bool(out)
+
+    def numstat_of_unit() -> Child:
+        return start("diff", "--numstat", "-z", "--", *owned, outside)
+
     try:
-        unit = start("--", *owned) if first else None
-        staged = start("--cached", head, "--", ".")
-        for child in (unit, staged):
-            if child is not None:
-                child.communicate()
-                if child.returncode == 1:
-                    return head, True
+        unit = numstat_of_unit() if first else None
+        staged = start("diff", "--quiet", "--cached", head, "--", ".", outside)
+        if unit is not None and unit_changed(unit):
+            return head, True
+        staged.communicate()
+        if staged.returncode == 1:
+            return head, True
         if staged.returncode != 0:
             return None
-        whole = start("--", ".")
-        if owned and not first:
-            start("--", *owned).communicate()
-            if asked[-1].returncode == 1:
-                return head, True  # any other answer (a pathspec git refused): the whole says
-        whole.communicate()
-        return (head, whole.returncode == 1) if whole.returncode in (0, 1) else None
+        whole = start("status", "--porcelain=v2", "-z", "-uno", "--", ".", outside)
+        if owned and not first and unit_changed(numstat_of_unit()):
+            return head, True
+        out, _ = whole.communicate()
+        if whole.returncode != 0:
+            return None
+        return head, any(e["kind"] in ("1", "2", "u") for e in iter_status_v2(out, {}))
     finally:
         for child in asked:
             if child.returncode is None:  # another answered first

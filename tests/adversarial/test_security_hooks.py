@@ -420,11 +420,11 @@ def test_the_attack_itself_runs_for_plain_git(tmp_path: Path) -> None:
 def test_the_stepped_dirty_check_runs_no_program_the_repository_configured(
     tmp_path: Path,
 ) -> None:
-    """On an index over 1 MB the evidence's dirty flag comes from `git diff --quiet` over the
-    index, the work tree and the unit's own paths (runner/verify._dirty_in_steps), which hash
-    stat-dirty files through their clean filter: forced here on a small index, with the
-    stat-dirty files as the unit's, it runs none of the clone's programs, where plain `git
-    diff` from the same process tree does."""
+    """On an index over 1 MB the evidence's dirty flag comes from `git diff --quiet --cached`,
+    `git diff --numstat` on the unit's own paths and `git status -uno` over the work tree
+    (runner/verify._dirty_in_steps), which hash stat-dirty files through their clean filter:
+    forced here on a small index, with the stat-dirty files as the unit's, it runs none of the
+    clone's programs, where plain `git diff` from the same process tree does."""
     import subprocess
     import sys
 
@@ -439,7 +439,7 @@ def test_the_stepped_dirty_check_runs_no_program_the_repository_configured(
     proc = subprocess.run(
         [sys.executable, "-c", code, str(victim)], capture_output=True, text=True, check=True
     )
-    assert proc.stdout.strip() == "True"  # nothing staged: the work tree was diffed, and differs
+    assert proc.stdout.strip() == "True"  # nothing staged: the work tree was asked, and differs
     assert not hits.exists(), hits.read_text()
     plain = "import subprocess, sys; subprocess.run(['git', 'diff', '--quiet'], cwd=sys.argv[1])"
     subprocess.run([sys.executable, "-c", plain, str(victim), "resume_kit"], check=True)

@@ -61,7 +61,26 @@ CHANGES = {
         (r / "src.py").write_text("b\n"),
     ),
     "deleted": lambda r: (r / "src.py").unlink(),
+    # the stat changed, not the contents: clean, though `git diff --quiet` run without
+    # rewriting the index (infra/gitcmd.py) calls it changed
+    "touched only": lambda r: _later_mtime(r / "src.py"),
+    "edited and put back": lambda r: (
+        (r / "src.py").write_text("b\n"),
+        (r / "src.py").write_text("a\n"),
+        _later_mtime(r / "src.py"),
+    ),
+    "made executable": lambda r: (r / "src.py").chmod(0o755),
 }
+UNCHANGED = ("clean", "untracked only", "state file changed", "touched only", "edited and put back")
+
+
+def _later_mtime(path: Path) -> None:
+    """``path``'s mtime 10 s later than now: past what the index recorded, never racy."""
+    import os
+    import time
+
+    later = time.time() + 10
+    os.utime(path, (later, later))
 
 
 @pytest.mark.parametrize("change", list(CHANGES))
@@ -70,11 +89,9 @@ def test_the_dirty_flag_is_what_the_whole_status_says(repo: Path, change: str) -
     CHANGES[change](repo)
     expected = whole_status(repo)
     assert head_and_dirty(repo) == expected
-    # a big index is asked in steps (diff --cached HEAD, then diff): the same answer
+    # a big index is asked in steps (diff --cached HEAD, then status): the same answer
     assert head_and_dirty(repo, repo / ".git", split_above=0) == expected
-    assert expected[1] == (
-        change not in ("clean", "untracked only", "state file changed")
-    )  # the cases differ
+    assert expected[1] == (change not in UNCHANGED)  # the cases differ
 
 
 def test_before_the_first_commit(tmp_path: Path) -> None:
@@ -114,8 +131,8 @@ OWNED = {
 @pytest.mark.parametrize("owned", list(OWNED))
 @pytest.mark.parametrize("change", list(CHANGES))
 def test_the_unit_s_own_paths_change_no_answer(repo: Path, change: str, owned: str) -> None:
-    """Diffed alone while the whole work tree's diff runs: whatever a unit lists, the flag is
-    what the whole status says."""
+    """Diffed alone while the whole work tree's status runs: whatever a unit lists, the flag
+    is what the whole status says."""
     _commit_state_file(repo)
     CHANGES[change](repo)
     files, artifacts = OWNED[owned]
@@ -151,10 +168,10 @@ def test_any_text_a_unit_lists_leaves_the_flag_exact(
     assert asked == whole_status(repo)
 
 
-# The whole work tree's diff waits until the test lets it go; every other git runs as usual.
+# The whole work tree's status waits until the test lets it go; every other git runs as usual.
 BLOCKING_GIT = """#!/bin/sh
 case " $* " in
-  *" diff "*"--quiet -- . :(exclude).resume-kit "*)
+  *" status "*" -uno -- . :(exclude).resume-kit "*)
     touch "$BLOCKED_DIR/started"
     while [ ! -f "$BLOCKED_DIR/release" ]; do sleep 0.02; done ;;
 esac
@@ -185,10 +202,10 @@ ASK = (
 def test_a_changed_own_file_answers_without_waiting_for_the_whole_tree(
     repo: Path, index_written: str
 ) -> None:
-    """The unit's edited file settles the flag while the whole work tree's diff is held (the
-    answer would never come if that diff were waited for). Edited since git last wrote its
-    index, it is asked first and the whole diff never starts; edited before (a person's `git
-    status` wrote the index since), it is asked beside the whole diff, which is stopped."""
+    """The unit's edited file settles the flag while the whole work tree's status is held (the
+    answer would never come if it were waited for). Edited since git last wrote its index, it
+    is asked first and the status never starts; edited before (a person's `git status` wrote
+    the index since), it is asked beside the status, which is stopped."""
     import os
     import subprocess
     import sys
@@ -212,7 +229,7 @@ def test_a_changed_own_file_answers_without_waiting_for_the_whole_tree(
 
 
 def test_when_the_unit_s_files_are_unchanged_the_whole_tree_answers(repo: Path) -> None:
-    """Not the unit's file: its diff finds nothing, so the answer waits for the whole diff."""
+    """Not the unit's file: its diff finds nothing, so the answer waits for the status."""
     import subprocess
     import sys
 
@@ -225,7 +242,7 @@ def test_when_the_unit_s_files_are_unchanged_the_whole_tree_answers(repo: Path) 
             env=env, stdout=subprocess.PIPE, text=True,
         )  # fmt: skip
         while not (repo.parent / "started").exists():
-            assert waiting.poll() is None, "answered before the whole diff ran"
+            assert waiting.poll() is None, "answered before the status ran"
         assert waiting.poll() is None
         (repo.parent / "release").touch()
         out, _ = waiting.communicate(timeout=60)
