@@ -55,8 +55,9 @@ def light_classes() -> list[tuple[str, type]]:
 
 def generate() -> dict[Path, str]:
     """Each target file's text."""
-    hook = [(name, cls) for name, cls in light_classes() if cls.__module__ in HOOK_MODULES]
-    rest = [(name, cls) for name, cls in light_classes() if cls.__module__ not in HOOK_MODULES]
+    classes = light_classes()
+    hook = [(name, cls) for name, cls in classes if cls.__module__ in HOOK_MODULES]
+    rest = [(name, cls) for name, cls in classes if cls.__module__ not in HOOK_MODULES]
     return {
         HOOK_TARGET: _table("the light dataclasses the served hook brief builds", hook),
         TARGET: _table("each other light dataclass of the package", rest),

@@ -213,7 +213,7 @@ class SettingsError(ResumeKitError):
 def specs_for(
     stop_verify: bool, exe: str | None = None, post_compact: bool = True, python: str | None = None
 ) -> list[HookSpec]:
-    """Claude Code's hooks; the brief ones run by ``python`` (:func:`brief_python`) when given."""
+    """Claude Code's hooks; the brief ones run by ``python`` (:func:`hook_python`) when given."""
     from resume_kit.core.light_dataclass import replace
 
     briefs = [SESSION_START, *([POST_COMPACT] if post_compact else [])]
