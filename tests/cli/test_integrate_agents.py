@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -60,24 +61,37 @@ def shim_dir(tmp_path: Path) -> Path:
 # --------------------------------------------------------------------------- point 17
 
 
-def test_the_command_names_the_executable_and_falls_back_to_path(tmp_path: Path) -> None:
+def _recording_programs(tmp_path: Path, name: str) -> tuple[Path, Callable[[str], str]]:
+    """``venv bin/NAME`` (a space: quoted) and a ``resume-kit`` on PATH, each recording its
+    arguments when run (``venv``/``path`` first); and a runner of a command line with ``sh
+    -c`` that answers what it recorded."""
     marker = tmp_path / "ran"
-    exe = tmp_path / "venv bin" / "resume-kit"  # a space: quoted
-    exe.parent.mkdir()
-    exe.write_text(f"#!/bin/sh\necho venv \"$@\" > '{marker}'\n")
-    exe.chmod(0o755)
-    on_path = tmp_path / "path-bin"
-    on_path.mkdir()
-    (on_path / "resume-kit").write_text(f"#!/bin/sh\necho path \"$@\" > '{marker}'\n")
-    (on_path / "resume-kit").chmod(0o755)
+
+    def recorder(path: Path, label: str) -> Path:
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(f"#!/bin/sh\necho {label} \"$@\" >> '{marker}'\n")
+        path.chmod(0o755)
+        return path
+
+    program = recorder(tmp_path / "venv bin" / name, "venv")
+    on_path = recorder(tmp_path / "path-bin" / "resume-kit", "path").parent
+    env = {**os.environ, "PATH": f"{on_path}{os.pathsep}/usr/bin:/bin"}
+
+    def ran(command: str) -> str:
+        marker.unlink(missing_ok=True)
+        subprocess.run(["sh", "-c", command], env=env, check=True, timeout=30)
+        return marker.read_text()
+
+    return program, ran
+
+
+def test_the_command_names_the_executable_and_falls_back_to_path(tmp_path: Path) -> None:
+    exe, ran = _recording_programs(tmp_path, "resume-kit")
     command = merge.command_line("stop-check", str(exe))
     assert merge.command_args(command) == "stop-check"
-    env = {**os.environ, "PATH": f"{on_path}{os.pathsep}/usr/bin:/bin"}
-    subprocess.run(["sh", "-c", command], env=env, check=True, timeout=30)
-    assert marker.read_text() == "venv stop-check\n"
+    assert ran(command) == "venv stop-check\n"
     exe.unlink()  # the venv is gone: the one on PATH runs
-    subprocess.run(["sh", "-c", command], env=env, check=True, timeout=30)
-    assert marker.read_text() == "path stop-check\n"
+    assert ran(command) == "path stop-check\n"
 
 
 def test_the_brief_command_runs_the_entry_script_isolated_and_falls_back_to_path(
@@ -86,26 +100,11 @@ def test_the_brief_command_runs_the_entry_script_isolated_and_falls_back_to_path
     """The brief hooks' command execs ``python -I -S`` the entry script: the interpreter sees
     those flags and the script's path first; with the interpreter or the script gone, the
     resume-kit on PATH runs instead (once: ``exec``)."""
-    marker = tmp_path / "ran"
-    python = tmp_path / "venv bin" / "python3"  # a space: quoted
-    python.parent.mkdir()
-    python.write_text(f"#!/bin/sh\necho python \"$@\" >> '{marker}'\n")
-    python.chmod(0o755)
-    on_path = tmp_path / "path-bin"
-    on_path.mkdir()
-    (on_path / "resume-kit").write_text(f"#!/bin/sh\necho path \"$@\" >> '{marker}'\n")
-    (on_path / "resume-kit").chmod(0o755)
-    env = {**os.environ, "PATH": f"{on_path}{os.pathsep}/usr/bin:/bin"}
+    python, ran = _recording_programs(tmp_path, "python3")
     args = "brief --format claude-hook"
-
-    def ran(command: str) -> str:
-        marker.unlink(missing_ok=True)
-        subprocess.run(["sh", "-c", command], env=env, check=True, timeout=30)
-        return marker.read_text()
-
     command = merge.isolated_command_line(args, str(python))
     assert merge.command_args(command) == args
-    assert ran(command) == f"python -I -S {merge.ENTRY_SCRIPT} {args}\n"
+    assert ran(command) == f"venv -I -S {merge.ENTRY_SCRIPT} {args}\n"
     monkeypatch.setattr(merge, "ENTRY_SCRIPT", str(tmp_path / "gone" / "isolated_entry.py"))
     assert ran(merge.isolated_command_line(args, str(python))) == f"path {args}\n"
     python.unlink()
