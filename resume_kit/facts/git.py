@@ -346,7 +346,8 @@ def _submodule_status(root: Path, path: str, sub: str | None) -> str:
 # ---- assembly -----------------------------------------------------------------------------------
 
 
-def _in_state_dir(path: str) -> bool:
+def in_state_dir(path: str) -> bool:
+    """Whether ``path`` (relative to the work tree's root) is ``.resume-kit/`` or inside it."""
     return path == STATE_DIR or path.startswith(STATE_DIR + "/")
 
 
@@ -492,7 +493,7 @@ def _iso(epoch: str) -> str | None:
 
 def _records(parsed: dict[str, Any]) -> Iterator[dict[str, Any]]:
     for entry in parsed["entries"]:
-        if not _in_state_dir(entry["path"]):
+        if not in_state_dir(entry["path"]):
             yield entry
 
 

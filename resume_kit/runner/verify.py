@@ -615,26 +615,31 @@ def head_and_dirty(
         stepped = _dirty_in_steps(root, git_dir, common_dir or git_dir, owned, first)
         if stepped is not None:
             return stepped
-    from resume_kit.facts.git import iter_status_v2
     from resume_kit.infra.gitcmd import run_git_bytes
-    from resume_kit.infra.paths import STATE_DIR
 
     _, out, _ = run_git_bytes(
         root, "status", "--porcelain=v2", "-z", "-uno", "--branch", check=False
     )
+    headers: dict[str, Any] = {"oid": None}
+    dirty = _changes_outside_state(out, headers)
+    return headers["oid"], dirty
+
+
+def _changes_outside_state(status: bytes, headers: dict[str, Any]) -> bool:
+    """Whether ``git status --porcelain=v2 -z`` output lists a tracked change outside
+    ``.resume-kit/`` (either side of a rename). The first one settles it: a tree with 100,000
+    changed files is not parsed whole (the headers, so HEAD's oid, come before every entry and
+    land in ``headers``)."""
+    from resume_kit.facts.git import in_state_dir, iter_status_v2
 
     def outside(path: str | None) -> bool:
-        return path is not None and path != STATE_DIR and not path.startswith(STATE_DIR + "/")
+        return path is not None and not in_state_dir(path)
 
-    # The first changed entry outside .resume-kit/ settles it: a tree with 100,000 changed
-    # files is not parsed whole (the headers, so HEAD's oid, come before every entry).
-    headers: dict[str, Any] = {"oid": None}
-    dirty = any(
+    return any(
         outside(entry.get("path")) or outside(entry.get("orig_path"))
-        for entry in iter_status_v2(out, headers)
+        for entry in iter_status_v2(status, headers)
         if entry["kind"] in ("1", "2", "u")
     )
-    return headers["oid"], dirty
 
 
 def _stat(path: str | Path) -> os.stat_result | None:
@@ -702,7 +707,6 @@ def _dirty_in_steps(
     cases 4-6%, measured 2026-12-07.) Both compare contents where a stat changed: our git never
     rewrites the index (infra/gitcmd.py), and ``diff --quiet`` would then call a file whose
     stat alone changed (touched, or edited and put back) a change."""
-    from resume_kit.facts.git import iter_status_v2
     from resume_kit.facts.head_ref import head_commit
     from resume_kit.infra.gitcmd import run_git_bytes, start_git
 
@@ -745,7 +749,7 @@ def _dirty_in_steps(
         out, _ = whole.communicate()
         if whole.returncode != 0:
             return None
-        return head, any(e["kind"] in ("1", "2", "u") for e in iter_status_v2(out, {}))
+        return head, _changes_outside_state(out, {})
     finally:
         for child in asked:
             if child.returncode is None:  # another answered first
@@ -794,9 +798,8 @@ def attempt_state(root: Path, unit: Unit) -> str:
 
     from resume_kit.core.digest import sha256
     from resume_kit.facts.fingerprint import fingerprint
-    from resume_kit.facts.git import parse_status_v2
+    from resume_kit.facts.git import in_state_dir, parse_status_v2
     from resume_kit.infra.gitcmd import run_git_bytes
-    from resume_kit.infra.paths import STATE_DIR
 
     _, out, _ = run_git_bytes(
         root, "status", "--porcelain=v2", "-z", "-uall", "--branch", check=False
@@ -808,8 +811,7 @@ def attempt_state(root: Path, unit: Unit) -> str:
             for entry in status["entries"]
             if entry["kind"] in ("1", "2", "u", "?")
             and (path := entry.get("path"))
-            and path != STATE_DIR
-            and not path.startswith(STATE_DIR + "/")
+            and not in_state_dir(path)
         }
     )
     canonical = json.dumps(
