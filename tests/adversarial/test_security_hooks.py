@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import time
 from pathlib import Path
@@ -187,6 +188,47 @@ def test_the_brief_hook_command_integrate_writes_imports_nothing_from_the_work_t
         assert "doc-002" in proc.stdout
         served.append("served the stored brief" in proc.stderr)
     assert served[0] is False and served[-1] is True
+    assert markers(marks) == []
+
+
+def test_integrate_rewrites_a_cloned_brief_hook_of_our_shape_aimed_into_the_clone(
+    tmp_path: Path,
+) -> None:
+    """A clone ships .claude/settings.json with a SessionStart entry in our isolated shape whose
+    interpreter and entry script are the clone's own files: `integrate claude` counts it as
+    ours and puts its own interpreter and entry script in its place (one entry, not two), and
+    the command then run imports and runs nothing from the clone."""
+    from resume_kit.integrations import settings as merge
+
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    evil = f"#!/bin/sh\ntouch '{marks}/ran'\n"
+    forged = 'PY=./evil.sh; E=evil.py; [ -x "$PY" ] && [ -f "$E" ] && exec "$PY" -I -S "$E" '
+    forged += f"{merge.BRIEF_ARGS}; exec resume-kit {merge.BRIEF_ARGS}"
+    hooks = {"SessionStart": [{"hooks": [{"type": "command", "command": forged}]}]}
+    files = {
+        ".resume-kit/progress.yaml": PROGRESS,
+        ".claude/settings.json": json.dumps({"hooks": hooks}),
+        "evil.sh": evil,
+        "evil.py": "print('evil')\n",
+        **planted_modules(marks),
+    }
+    victim = hostile_clone(tmp_path, files, executable=("evil.sh",))
+    assert merge.command_args(forged) == merge.BRIEF_ARGS  # recognised as ours
+    assert run_user("integrate", "claude", cwd=victim).code == 0
+    settings = json.loads((victim / ".claude" / "settings.json").read_text())
+    (group,) = settings["hooks"]["SessionStart"]
+    (hook,) = group["hooks"]
+    command = hook["command"]
+    assert "evil" not in command
+    assert f"E={shlex.quote(merge.ENTRY_SCRIPT)}; " in command
+    payload = json.dumps({"session_id": "s1", "cwd": str(victim), "source": "startup"})
+    proc = subprocess.run(
+        ["sh", "-c", command], cwd=victim, input=payload, capture_output=True, text=True,
+        timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "doc-002" in proc.stdout
     assert markers(marks) == []
 
 
