@@ -49,8 +49,15 @@ TOOL_MODULE = "resume_kit.integrations.tool_hook"
 # (a venv's script works from any shell), or `resume-kit` on PATH once that file is gone.
 _FALLBACK = re.compile(r'RK=(?P<exe>.+); \[ -x "\$RK" \] \|\| RK=resume-kit; "\$RK" (?P<args>.+)')
 # A tool hook runs on every shell call, so it skips the CLI (typer costs ~70 ms a call): the
-# interpreter `integrate` ran with, isolated, runs the hook module; `resume-kit` on PATH if not.
-_FAST = re.compile(
+# interpreter `integrate` ran with, isolated, runs cli/isolated_entry.py by path with site-packages
+# (past its fast path the hook may need PyYAML); `resume-kit` on PATH if not.
+_TOOL = re.compile(
+    r'PY=(?P<py>.+); E=(?P<entry>.+); \[ -x "\$PY" \] && \[ -f "\$E" \] && '
+    r'"\$PY" -I "\$E" hook-tool (?P<rest>.+) \|\| resume-kit hook-tool (?P=rest)'
+)
+# The tool hooks as resume-kit wrote them until 2026-12-07: `python -I -m` the hook module, whose
+# runpy start cost ~6 ms a call more. Recognised, so `integrate` replaces them.
+_TOOL_BY_MODULE = re.compile(
     r'PY=(?P<py>.+); \[ -x "\$PY" \] && "\$PY" -I -m resume_kit\.integrations\.tool_hook '
     r"(?P<rest>.+) \|\| resume-kit hook-tool (?P=rest)"
 )
@@ -83,12 +90,11 @@ def command_line(args: str, exe: str | None) -> str:
     return f'RK={shlex.quote(exe)}; [ -x "$RK" ] || RK=resume-kit; "$RK" {args}'
 
 
-def fast_command_line(args: str, python: str) -> str:
-    """``args`` (``hook-tool …``) run by ``python -I -m`` the hook module, else by PATH."""
-    rest = args.removeprefix("hook-tool ")
+def tool_command_line(args: str, python: str) -> str:
+    """``args`` (``hook-tool …``) run by ``python -I`` :data:`ENTRY_SCRIPT`, else by PATH."""
     return (
-        f'PY={shlex.quote(python)}; [ -x "$PY" ] && "$PY" -I -m {TOOL_MODULE} {rest} '
-        f"|| resume-kit hook-tool {rest}"
+        f"PY={shlex.quote(python)}; E={shlex.quote(ENTRY_SCRIPT)}; "
+        f'[ -x "$PY" ] && [ -f "$E" ] && "$PY" -I "$E" {args} || resume-kit {args}'
     )
 
 
@@ -102,14 +108,14 @@ def isolated_command_line(args: str, python: str) -> str:
 
 def command_args(command: str) -> str | None:
     """The resume-kit arguments of a command line :func:`command_line` (or
-    :func:`fast_command_line`, :func:`isolated_command_line`) wrote, else None."""
+    :func:`tool_command_line`, :func:`isolated_command_line`) wrote, else None."""
     if command.startswith("resume-kit "):
         return command[len("resume-kit ") :]
     match = _FALLBACK.fullmatch(command) or _ISOLATED.fullmatch(command)
     if match:
         return match["args"]
-    fast = _FAST.fullmatch(command)
-    return f"hook-tool {fast['rest']}" if fast else None
+    tool = _TOOL.fullmatch(command) or _TOOL_BY_MODULE.fullmatch(command)
+    return f"hook-tool {tool['rest']}" if tool else None
 
 
 @dataclass(frozen=True)
@@ -124,7 +130,7 @@ class HookSpec:
     # Arguments an older resume-kit wrote for this hook: such an entry is replaced.
     replaces: tuple[str, ...] = ()
     # The interpreter that runs a tool hook's module, or a brief hook's entry script, directly
-    # (see fast_command_line, isolated_command_line).
+    # (see tool_command_line, isolated_command_line).
     python: str | None = None
 
     @property
@@ -132,7 +138,7 @@ class HookSpec:
         if self.python is not None and self.args.startswith("brief "):
             return isolated_command_line(self.args, self.python)
         if self.python is not None:
-            return fast_command_line(self.args, self.python)
+            return tool_command_line(self.args, self.python)
         return command_line(self.args, self.exe)
 
     def hook(self) -> dict[str, Any]:
@@ -170,7 +176,8 @@ def hook_python() -> str | None:
     """This interpreter, when it runs our hooks as the agent will: isolated (``-I``: no current
     folder, no PYTHONPATH) it imports the tool hook's module and typer (which a brief that must
     be built needs once site-packages are loaded), and it runs :data:`ENTRY_SCRIPT` with ``-I
-    -S`` from ``/``; else None (the hooks then call the resume-kit script)."""
+    -S`` from ``/`` (the tool hooks run it with ``-I``: site-packages at the start); else None
+    (the hooks then call the resume-kit script)."""
     import subprocess
 
     checks = (

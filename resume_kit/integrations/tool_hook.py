@@ -1,4 +1,4 @@
-"""The agents' before/after tool hooks: ``python -I -m resume_kit.integrations.tool_hook pre|post
+"""The agents' before/after tool hooks: ``python -I cli/isolated_entry.py hook-tool pre|post
 [--agent claude|codex|gemini|cursor|copilot]`` (or ``resume-kit hook-tool …``).
 
 Before a shell (or writing MCP) call that is a known side effect (core/side_effects), the ledger

@@ -191,6 +191,44 @@ def test_the_brief_hook_command_integrate_writes_imports_nothing_from_the_work_t
     assert markers(marks) == []
 
 
+def test_the_tool_hook_command_integrate_writes_imports_nothing_from_the_work_tree(
+    tmp_path: Path,
+) -> None:
+    """The PreToolUse command as `integrate claude` writes it (``python -I`` the entry script,
+    with site-packages), run from the clone's root as the agent runs it, past its fast path:
+    the clone's config.yaml names a pattern (read with PyYAML) that the call matches, so the
+    ledger is read and written; the second identical call is asked about."""
+    marks = tmp_path / "marks"
+    config = 'side_effects:\n  patterns:\n    - "./release.sh*"\n'
+    files = {
+        ".resume-kit/progress.yaml": PROGRESS,
+        ".resume-kit/config.yaml": config,
+        **planted_modules(marks),
+    }
+    victim = hostile_clone(tmp_path, files)
+    assert run_user("integrate", "claude", cwd=victim).code == 0
+    settings = json.loads((victim / ".claude" / "settings.json").read_text())
+    command = settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+    assert ' -I "$E" hook-tool pre || ' in command
+    answers = []
+    for call in ("toolu_1", "toolu_2"):
+        payload = {
+            "session_id": "s1", "cwd": str(victim), "hook_event_name": "PreToolUse",
+            "tool_name": "Bash", "tool_input": {"command": "./release.sh v2"},
+            "tool_use_id": call,
+        }  # fmt: skip
+        proc = subprocess.run(
+            ["sh", "-c", command], cwd=victim, input=json.dumps(payload), capture_output=True,
+            text=True, env={**os.environ, "PATH": "/usr/bin:/bin"}, timeout=60,
+        )  # fmt: skip
+        assert (proc.returncode, proc.stderr) == (0, "")
+        answers.append(proc.stdout)
+    assert answers[0] == ""  # the first attempt is recorded, unknown until its after-event
+    decision = json.loads(answers[1])["hookSpecificOutput"]["permissionDecision"]
+    assert decision == "ask"
+    assert markers(marks) == []
+
+
 def test_integrate_rewrites_a_cloned_brief_hook_of_our_shape_aimed_into_the_clone(
     tmp_path: Path,
 ) -> None:

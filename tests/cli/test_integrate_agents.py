@@ -143,6 +143,25 @@ def test_an_old_bare_entry_is_upgraded_in_place(repo: Path) -> None:
     assert merge.command_args(group["hooks"][0]["command"]) == merge.BRIEF_ARGS
 
 
+def test_tool_hooks_of_the_older_module_form_are_upgraded_in_place(repo: Path) -> None:
+    """Until 2026-12-07 the tool hooks ran ``python -I -m`` the hook module: such an entry is
+    recognised as ours and replaced by the entry script's form, keeping the person's keys."""
+    path = repo / ".claude" / "settings.json"
+    path.parent.mkdir()
+    old = (
+        f'PY={sys.executable}; [ -x "$PY" ] && "$PY" -I -m resume_kit.integrations.tool_hook '
+        "pre || resume-kit hook-tool pre"
+    )
+    assert merge.command_args(old) == "hook-tool pre"
+    group = {"matcher": "Bash", "hooks": [{"type": "command", "command": old, "timeout": 20}]}
+    path.write_text(json.dumps({"hooks": {"PreToolUse": [group]}}))
+    assert run_cli("integrate", "claude", cwd=repo).code == 0
+    (group,) = hooks_of(path)["PreToolUse"]
+    (hook,) = group["hooks"]
+    assert hook["command"] == merge.tool_command_line("hook-tool pre", sys.executable)
+    assert hook["timeout"] == 20
+
+
 def test_claude_local_writes_settings_local_json(repo: Path) -> None:
     result = run_cli("integrate", "claude", "--local", cwd=repo)
     assert result.code == 0, result.stderr

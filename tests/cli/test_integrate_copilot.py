@@ -54,9 +54,7 @@ def test_the_hooks_file_copilot_reads(repo: Path) -> None:
         assert entry["timeoutSec"] == 15
         # the fast form, with resume-kit as the fallback (settings.tool_specs)
         assert entry["bash"].startswith(f"PY={sys.executable}; ")
-        assert (
-            f"-I -m resume_kit.integrations.tool_hook {args} --agent copilot || " in entry["bash"]
-        )
+        assert f' -I "$E" hook-tool {args} --agent copilot || ' in entry["bash"]
         assert merge.command_args(entry["bash"]) == f"hook-tool {args} --agent copilot"
 
 

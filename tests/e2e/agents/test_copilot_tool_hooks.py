@@ -34,7 +34,7 @@ def test_copilot_push_is_recorded_and_refused_in_a_new_session(workspace: Worksp
     copilot_e2e.integrate(ws)
     hooks = json.loads((ws.root / ".github" / "hooks" / "resume-kit.json").read_text())
     pre = hooks["hooks"]["preToolUse"][0]["bash"]
-    assert "-I -m resume_kit.integrations.tool_hook pre --agent copilot" in pre
+    assert ' -I "$E" hook-tool pre --agent copilot || ' in pre
 
     ws.server.script = one_call(PUSH, tool="bash")
     first = copilot_e2e.copilot(ws, "push the branch")

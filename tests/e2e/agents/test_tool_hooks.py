@@ -87,7 +87,7 @@ def test_claude_push_is_recorded_and_not_repeated_after_a_compaction(workspace: 
     claude_e2e.integrate(ws)
     settings = json.loads((ws.root / ".claude" / "settings.json").read_text())
     pre = settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
-    assert "-I -m resume_kit.integrations.tool_hook pre" in pre  # the fast path, not typer
+    assert ' -I "$E" hook-tool pre || ' in pre  # the entry script, not the CLI
 
     ws.server.script = one_call(PUSH)
     first = claude_e2e.claude(ws, "push the branch", "--allowedTools", "Bash")
