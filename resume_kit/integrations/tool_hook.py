@@ -162,13 +162,11 @@ def work_tree(cwd: str | None) -> str | None:
 
 def _config(root: str) -> tuple[Layout | None, tuple[Pattern, ...], tuple[tuple[str, str], ...]]:
     """The layout (when a config file made it needed), the patterns and the modes."""
-    from resume_kit.progress_file import config as config_file
-
-    repo_config = os.path.join(root, ".resume-kit", "config.yaml")
-    if not os.path.lexists(repo_config) and not config_file.user_config_file().exists():
+    if not _configured(root):
         return None, (), ()
     from resume_kit.infra.errors import ResumeKitError
     from resume_kit.infra.paths import find_layout
+    from resume_kit.progress_file import config as config_file
 
     layout = find_layout(_path(root))
     try:
@@ -297,10 +295,11 @@ def _record_call(
 
 
 def _configured(root: str) -> bool:
-    from resume_kit.progress_file.config import user_config_file
+    """Whether a config file could add patterns (checked without loading the config module)."""
+    from resume_kit.infra.userdirs import user_config_file_text
 
     repo_config = os.path.join(root, ".resume-kit", "config.yaml")
-    return os.path.lexists(repo_config) or user_config_file().exists()
+    return os.path.lexists(repo_config) or os.path.exists(user_config_file_text())
 
 
 def _keyed(found: Sequence[Match]) -> list[tuple[Match, str]]:

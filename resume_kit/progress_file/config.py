@@ -281,9 +281,9 @@ MAX_CONFIG_BYTES = 1024 * 1024  # a settings file is a few lines; never parse me
 
 def user_config_file() -> Path:
     """The person's own settings: ``user_config_dir("resume-kit")/config.yaml``."""
-    from resume_kit.infra.userdirs import user_config_dir
+    from resume_kit.infra.userdirs import user_config_file_text
 
-    return user_config_dir() / "config.yaml"
+    return Path(user_config_file_text())
 
 
 def _read(path: Path, name: str, follow: bool) -> dict[str, Any]:

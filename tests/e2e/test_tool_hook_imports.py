@@ -33,6 +33,8 @@ def test_a_plain_shell_call_stays_light(workspace: Path, tmp_path: Path) -> None
     assert heavy(found, NEVER | RENDERING | READING | {"rich", "typer", "click"}) == []
     assert "subprocess" not in found  # no git for a call that is no side effect
     assert "resume_kit.infra.redact" not in found
+    # nor the config module, pathlib or urllib: whether a config file exists is asked as text
+    assert {"resume_kit.progress_file.config", "pathlib", "urllib.parse"}.isdisjoint(found)
 
 
 def test_a_side_effect_reads_the_ledger_without_the_cli(workspace: Path, tmp_path: Path) -> None:
