@@ -36,7 +36,9 @@ PLAIN = _plain_type()
 
 def plain_usage(command: Any) -> Any:
     """``command`` (and its subcommands) with each required argument shown as ``ID`` in the
-    usage line, not typer's ``{ID}``, which reads like a placeholder to fill in."""
+    usage line, not typer's ``{ID}``, which reads like a placeholder to fill in; and each
+    subcommand's line in a command list as one flowing sentence (typer's rich lists keep the
+    docstring's line breaks: "known ones (same id or" then "title) updated" on the next line)."""
     from typer.core import TyperArgument
 
     class PlainArgument(TyperArgument):  # type: ignore[misc,valid-type,unused-ignore]
@@ -52,6 +54,8 @@ def plain_usage(command: Any) -> Any:
         for param in current.params:
             if type(param) is TyperArgument:
                 param.__class__ = PlainArgument
+        if current.short_help is None and current.help:
+            current.short_help = " ".join(current.help.split("\n\n")[0].split())
         stack.extend((getattr(current, "commands", None) or {}).values())
     return command
 

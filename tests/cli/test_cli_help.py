@@ -118,3 +118,24 @@ def test_plan_verify_lists_its_placeholders(
         "{n} its number in the sorted matches",
     ):
         assert words in text
+
+
+GROUPS = [(path, command) for path, command in COMMANDS if getattr(command, "commands", None)]
+
+
+@pytest.mark.parametrize(
+    ("path", "command"), GROUPS, ids=[" ".join(p) or "resume-kit" for p, _ in GROUPS]
+)
+def test_a_command_list_gives_each_summary_as_one_flowing_row(
+    path: list[str], command: Any, capsys: pytest.CaptureFixture[str], monkeypatch: Any
+) -> None:
+    """typer's rich command list keeps a docstring's line breaks ("known ones (same id or",
+    then "title) updated" on the next row); wide enough, each summary is one row."""
+    monkeypatch.setenv("COLUMNS", "220")
+    rows = _help(path, capsys).splitlines()
+    for name, sub in command.commands.items():
+        if sub.hidden:
+            continue
+        summary = " ".join((sub.help or "").split("\n\n")[0].split())
+        (row,) = [r for r in rows if re.match(rf"│ {re.escape(name)} ", r)]
+        assert summary in _plain(row), (path, name, row)
