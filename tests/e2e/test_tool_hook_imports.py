@@ -4,14 +4,13 @@ no CLI, Rich, YAML or rendering module, and starts no git (issue 15: keep the ho
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.e2e.test_imports import MODULE_WRAPPER, NEVER, READING, RENDERING, heavy, modules_after
-
-MODULE = "resume_kit.integrations.tool_hook"
+from tests.e2e.test_imports import NEVER, READING, RENDERING, heavy
 
 
 @pytest.fixture
@@ -26,21 +25,32 @@ def payload(repo: Path, command: str) -> str:
                        "tool_use_id": "t1"})  # fmt: skip
 
 
-def test_a_plain_shell_call_stays_light(workspace: Path, tmp_path: Path) -> None:
-    out = tmp_path / "modules.json"
-    argv = [sys.executable, "-I", "-c", MODULE_WRAPPER, str(out), MODULE, "pre"]
-    found = modules_after(argv, workspace, out, stdin=payload(workspace, "pytest -q && ls"))
+def hook_modules(workspace: Path, stdin: str) -> set[str]:
+    """The modules the PreToolUse hook imports, started as `integrate` writes it (``python -I``
+    the entry script, ``-X importtime`` added to list them)."""
+    from resume_kit.integrations.settings import ENTRY_SCRIPT, TOOL_PRE_ARGS
+
+    argv = [sys.executable, "-I", "-X", "importtime", ENTRY_SCRIPT, *TOOL_PRE_ARGS.split()]
+    proc = subprocess.run(
+        argv, cwd=workspace, input=stdin, capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0 and "tool hook skipped" not in proc.stderr, proc.stderr
+    lines = [line.split("|")[-1].strip() for line in proc.stderr.splitlines()]
+    return {name for name in lines if name and " " not in name}
+
+
+def test_a_plain_shell_call_stays_light(workspace: Path) -> None:
+    found = hook_modules(workspace, payload(workspace, "pytest -q && ls"))
+    assert "resume_kit.integrations.tool_hook" in found
     assert heavy(found, NEVER | RENDERING | READING | {"rich", "typer", "click"}) == []
     assert "subprocess" not in found  # no git for a call that is no side effect
-    assert "resume_kit.infra.redact" not in found
+    assert {"resume_kit.infra.redact", "runpy"}.isdisjoint(found)  # started by path, not -m
     # nor the config module, pathlib or urllib: whether a config file exists is asked as text
     assert {"resume_kit.progress_file.config", "pathlib", "urllib.parse"}.isdisjoint(found)
 
 
-def test_a_side_effect_reads_the_ledger_without_the_cli(workspace: Path, tmp_path: Path) -> None:
-    out = tmp_path / "modules.json"
-    argv = [sys.executable, "-I", "-c", MODULE_WRAPPER, str(out), MODULE, "pre"]
-    found = modules_after(argv, workspace, out, stdin=payload(workspace, "git push"))
+def test_a_side_effect_reads_the_ledger_without_the_cli(workspace: Path) -> None:
+    found = hook_modules(workspace, payload(workspace, "git push"))
     assert "resume_kit.progress_file.ledger" in found  # it did record the attempt
     # writing progress.yaml keeps a person's comments: the round-trip YAML library is needed
     assert heavy(found, (NEVER - {"ruamel"}) | RENDERING | {"rich", "typer", "click"}) == []
