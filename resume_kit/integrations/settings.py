@@ -129,7 +129,7 @@ class HookSpec:
     extra: tuple[tuple[str, Any], ...] = ()
     # Arguments an older resume-kit wrote for this hook: such an entry is replaced.
     replaces: tuple[str, ...] = ()
-    # The interpreter that runs a tool hook's module, or a brief hook's entry script, directly
+    # The interpreter that runs the entry script directly, for a tool hook or a brief hook
     # (see tool_command_line, isolated_command_line).
     python: str | None = None
 
