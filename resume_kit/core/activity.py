@@ -36,10 +36,10 @@ def call_signature(tool: str, tool_input: object) -> str:
     ``description`` left out: the same command described twice is the same call)."""
     if isinstance(tool_input, dict):
         tool_input = {k: v for k, v in tool_input.items() if k != "description"}
-    import json  # the tool hooks' path, not the served brief's
+    from resume_kit.core.light_json import dumps  # json's text; json costs the hooks ~2 ms
 
     try:
-        text = json.dumps(tool_input, sort_keys=True, ensure_ascii=False, default=str)
+        text = dumps(tool_input, sort_keys=True, default=str)
     except (TypeError, ValueError, RecursionError):
         text = repr(tool_input)
     return sha256(f"{tool}\0{text}".encode()).hexdigest()[:16]

@@ -78,18 +78,20 @@ def _not_serializable(value: object) -> object:
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
-def dumps(value: object) -> str:
-    """``json.dumps(value, ensure_ascii=False)``."""
+def dumps(
+    value: object, *, sort_keys: bool = False, default: Callable[[Any], object] | None = None
+) -> str:
+    """``json.dumps(value, ensure_ascii=False, sort_keys=sort_keys, default=default)``."""
     if not _C_JSON:  # pragma: no cover - not CPython
         import json
 
-        return json.dumps(value, ensure_ascii=False)
+        return json.dumps(value, ensure_ascii=False, sort_keys=sort_keys, default=default)
     if isinstance(value, str):
         return str(_encode_string(value))
     # json.JSONEncoder(ensure_ascii=False).iterencode(value, _one_shot=True), in its order:
     # markers (circular references), default, encoder, indent, key and item separators,
     # sort_keys, skipkeys, allow_nan
     encode = _make_encoder(
-        {}, _not_serializable, _encode_string, None, ": ", ", ", False, False, True
+        {}, default or _not_serializable, _encode_string, None, ": ", ", ", sort_keys, False, True
     )
     return "".join(encode(value, 0))

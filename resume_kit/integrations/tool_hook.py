@@ -15,13 +15,13 @@ line on stderr and exit status 0, never a blocked agent.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import sys
 from collections.abc import Sequence
 
 from resume_kit.core.light_dataclass import dataclass
+from resume_kit.core.light_json import dumps, loads
 from resume_kit.core.side_effects import Match, Pattern, classify, classify_tool
 from resume_kit.core.typing_light import TYPE_CHECKING, Any
 
@@ -62,7 +62,7 @@ def from_copilot(data: dict[str, Any]) -> dict[str, Any]:
     args = data.get("toolArgs")
     if isinstance(args, str):
         try:
-            args = json.loads(args)
+            args = loads(args)
         except ValueError:
             args = None
     result = data.get("toolResult")
@@ -263,10 +263,10 @@ def _record_call(
     identity: tuple[str, Any],
 ) -> None:
     from resume_kit.core.activity import CallRecord, result_signature
+    from resume_kit.core.clock import now_utc
     from resume_kit.core.inert import clip
     from resume_kit.facts import activity_log
     from resume_kit.infra.redact import redact
-    from resume_kit.model.progress import now_iso
 
     status, result = outcome(agent, data)
     failed = status == "failed"
@@ -289,7 +289,7 @@ def _record_call(
             result=result_signature(redact(error)) if failed else "",
             shown=clip(" ".join(redact(shown).split()), 160),
             error=clip(" ".join(redact(first).split()), 160),
-            at=now_iso(),
+            at=now_utc(),
         ),
     )
 
@@ -414,7 +414,7 @@ def answer(agent: str, decision: Decision) -> str:
         payload = {"decision": "deny", "reason": reason}
     else:  # cursor: beforeShellExecution / beforeMCPExecution
         payload = {"permission": mode, "user_message": reason, "agent_message": reason}
-    return json.dumps(payload, ensure_ascii=False)
+    return dumps(payload)
 
 
 def _say(message: str) -> None:

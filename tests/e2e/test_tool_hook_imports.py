@@ -25,12 +25,12 @@ def payload(repo: Path, command: str) -> str:
                        "tool_use_id": "t1"})  # fmt: skip
 
 
-def hook_modules(workspace: Path, stdin: str) -> set[str]:
-    """The modules the PreToolUse hook imports, started as `integrate` writes it (``python -I``
-    the entry script, ``-X importtime`` added to list them)."""
-    from resume_kit.integrations.settings import ENTRY_SCRIPT, TOOL_PRE_ARGS
+def hook_modules(workspace: Path, stdin: str, args: str = "hook-tool pre") -> set[str]:
+    """The modules a tool hook imports, started as `integrate` writes it (``python -I`` the
+    entry script, ``-X importtime`` added to list them)."""
+    from resume_kit.integrations.settings import ENTRY_SCRIPT
 
-    argv = [sys.executable, "-I", "-X", "importtime", ENTRY_SCRIPT, *TOOL_PRE_ARGS.split()]
+    argv = [sys.executable, "-I", "-X", "importtime", ENTRY_SCRIPT, *args.split()]
     proc = subprocess.run(
         argv, cwd=workspace, input=stdin, capture_output=True, text=True, timeout=120
     )
@@ -45,6 +45,7 @@ def test_a_plain_shell_call_stays_light(workspace: Path) -> None:
     assert heavy(found, NEVER | RENDERING | READING | {"rich", "typer", "click"}) == []
     assert "subprocess" not in found  # no git for a call that is no side effect
     assert {"resume_kit.infra.redact", "runpy"}.isdisjoint(found)  # started by path, not -m
+    assert "json" not in found  # the payload, the call's signature: core/light_json
     # nor the config module, pathlib or urllib: whether a config file exists is asked as text
     assert {"resume_kit.progress_file.config", "pathlib", "urllib.parse"}.isdisjoint(found)
 
@@ -54,3 +55,16 @@ def test_a_side_effect_reads_the_ledger_without_the_cli(workspace: Path) -> None
     assert "resume_kit.progress_file.ledger" in found  # it did record the attempt
     # writing progress.yaml keeps a person's comments: the round-trip YAML library is needed
     assert heavy(found, (NEVER - {"ruamel"}) | RENDERING | {"rich", "typer", "click"}) == []
+
+
+def test_the_after_hook_of_a_plain_shell_call_records_it_lightly(workspace: Path) -> None:
+    """The PostToolUse hook adds the call to the activity log (the loop guard's record) and
+    nothing else: no json, no progress model (datetime), no config module."""
+    from resume_kit.facts import activity_log
+
+    after = json.loads(payload(workspace, "pytest -q && ls"))
+    after.update(hook_event_name="PostToolUse", tool_response={"stdout": "ok", "stderr": ""})
+    found = hook_modules(workspace, json.dumps(after), "hook-tool post")
+    assert [c.shown for c in activity_log.calls(str(workspace))] == ["pytest -q && ls"]
+    assert heavy(found, NEVER | RENDERING | READING | {"rich", "typer", "click"}) == []
+    assert {"json", "datetime", "resume_kit.model.progress", "pathlib"}.isdisjoint(found)

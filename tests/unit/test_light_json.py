@@ -41,6 +41,30 @@ def test_dumps_writes_what_json_writes(value: object) -> None:
     assert light_json.dumps(value) == json.dumps(value, ensure_ascii=False)
 
 
+# What call signatures hash (core/activity.call_signature): any tool input, sorted keys, and
+# whatever JSON has no type for written as its str()
+ODD_VALUES = st.recursive(
+    JSON_VALUES | st.binary(max_size=5) | st.complex_numbers() | st.sets(st.integers(), max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.text() | st.integers() | st.booleans() | st.none(), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@given(ODD_VALUES)
+def test_sorted_with_a_default_writes_what_json_writes(value: object) -> None:
+    try:
+        expected = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+    except TypeError as refused:  # keys of more than one type cannot be sorted
+        with pytest.raises(TypeError) as ours:
+            light_json.dumps(value, sort_keys=True, default=str)
+        assert str(ours.value) == str(refused)
+    else:
+        assert light_json.dumps(value, sort_keys=True, default=str) == expected
+
+
 @given(JSON_VALUES, st.sampled_from([{}, {"indent": 1}, {"ensure_ascii": False}]))
 def test_loads_reads_what_json_reads(value: object, style: dict[str, object]) -> None:
     text = json.dumps(value, **style)  # type: ignore[arg-type]
