@@ -1,5 +1,6 @@
-"""``json.loads`` and ``json.dumps(value, ensure_ascii=False)`` without importing json: CPython's
-own C scanner and encoder (``_json``, which json itself runs on), set up as json sets them up.
+"""``json.loads`` and ``json.dumps(value, ensure_ascii=False)`` (with json's ``sort_keys`` and
+``default``, which the tool hooks' call signatures use) without importing json: CPython's own C
+scanner and encoder (``_json``, which json itself runs on), set up as json sets them up.
 
 The served SessionStart hook brief parses the hook's payload and the activity log and writes
 the log back at every session start; ``import json`` brings ``re`` and ``enum`` with it: 12.5 ms
