@@ -48,12 +48,14 @@ TOOL_MODULE = "resume_kit.integrations.tool_hook"
 # The hooks run `"$RK" ARGS` from the agent's shell: RK is the executable `integrate` ran as
 # (a venv's script works from any shell), or `resume-kit` on PATH once that file is gone.
 _FALLBACK = re.compile(r'RK=(?P<exe>.+); \[ -x "\$RK" \] \|\| RK=resume-kit; "\$RK" (?P<args>.+)')
+# The start of both entry-script commands: the interpreter and the entry script, both still there
+# (see _entry_guard).
+_ENTRY_GUARD = r'PY=(?P<py>.+); E=(?P<entry>.+); \[ -x "\$PY" \] && \[ -f "\$E" \] && '
 # A tool hook runs on every shell call, so it skips the CLI (typer costs ~70 ms a call): the
 # interpreter `integrate` ran with, isolated, runs cli/isolated_entry.py by path with site-packages
 # (past its fast path the hook may need PyYAML); `resume-kit` on PATH if not.
 _TOOL = re.compile(
-    r'PY=(?P<py>.+); E=(?P<entry>.+); \[ -x "\$PY" \] && \[ -f "\$E" \] && '
-    r'"\$PY" -I "\$E" hook-tool (?P<rest>.+) \|\| resume-kit hook-tool (?P=rest)'
+    _ENTRY_GUARD + r'"\$PY" -I "\$E" hook-tool (?P<rest>.+) \|\| resume-kit hook-tool (?P=rest)'
 )
 # The tool hooks as resume-kit wrote them until 2026-12-07: `python -I -m` the hook module, whose
 # runpy start cost ~6 ms a call more. Recognised, so `integrate` replaces them.
@@ -65,8 +67,7 @@ _TOOL_BY_MODULE = re.compile(
 # cli/isolated_entry.py by path with -I -S (no site-packages start-up, nothing from the current
 # folder on sys.path); `resume-kit` on PATH once either file is gone.
 _ISOLATED = re.compile(
-    r'PY=(?P<py>.+); E=(?P<entry>.+); \[ -x "\$PY" \] && \[ -f "\$E" \] && '
-    r'exec "\$PY" -I -S "\$E" (?P<args>.+); exec resume-kit (?P=args)'
+    _ENTRY_GUARD + r'exec "\$PY" -I -S "\$E" (?P<args>.+); exec resume-kit (?P=args)'
 )
 ENTRY_SCRIPT = os.path.join(
     os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "cli", "isolated_entry.py"
@@ -90,20 +91,21 @@ def command_line(args: str, exe: str | None) -> str:
     return f'RK={shlex.quote(exe)}; [ -x "$RK" ] || RK=resume-kit; "$RK" {args}'
 
 
+def _entry_guard(python: str) -> str:
+    """``python`` and :data:`ENTRY_SCRIPT` in ``PY`` and ``E``, each checked to be still there
+    (what :data:`_ENTRY_GUARD` recognises)."""
+    quoted = f"PY={shlex.quote(python)}; E={shlex.quote(ENTRY_SCRIPT)}; "
+    return quoted + '[ -x "$PY" ] && [ -f "$E" ] && '
+
+
 def tool_command_line(args: str, python: str) -> str:
     """``args`` (``hook-tool …``) run by ``python -I`` :data:`ENTRY_SCRIPT`, else by PATH."""
-    return (
-        f"PY={shlex.quote(python)}; E={shlex.quote(ENTRY_SCRIPT)}; "
-        f'[ -x "$PY" ] && [ -f "$E" ] && "$PY" -I "$E" {args} || resume-kit {args}'
-    )
+    return _entry_guard(python) + f'"$PY" -I "$E" {args} || resume-kit {args}'
 
 
 def isolated_command_line(args: str, python: str) -> str:
     """``args`` (``brief …``) run by ``python -I -S`` :data:`ENTRY_SCRIPT`, else by PATH."""
-    return (
-        f"PY={shlex.quote(python)}; E={shlex.quote(ENTRY_SCRIPT)}; "
-        f'[ -x "$PY" ] && [ -f "$E" ] && exec "$PY" -I -S "$E" {args}; exec resume-kit {args}'
-    )
+    return _entry_guard(python) + f'exec "$PY" -I -S "$E" {args}; exec resume-kit {args}'
 
 
 def command_args(command: str) -> str | None:
