@@ -358,6 +358,40 @@ def test_a_fifo_config_file_is_one_line_not_a_hang(tmp_path: Path) -> None:
     assert len(hook.stderr.strip().splitlines()) == 1
 
 
+def test_the_tool_hook_command_with_a_fifo_config_file_is_one_line_not_a_hang(
+    tmp_path: Path,
+) -> None:
+    """The PreToolUse command `integrate` writes (settings.tool_command_line; `integrate`
+    itself refuses this clone), for a call the built-in rules match, so the state folder is
+    looked at: the clone's config.yaml is a symlink to a FIFO. The hook refuses that folder as
+    every command does, in one line, and fails open (exit 0, no answer); it never opens the
+    FIFO, so it never hangs."""
+    import subprocess
+    import sys
+
+    from resume_kit.integrations import settings
+
+    clone = hostile_clone(
+        tmp_path,
+        {".resume-kit/progress.yaml": HANG_PROGRESS},
+        symlinks={".resume-kit/config.yaml": "../fifo"},
+    )
+    os.mkfifo(clone / "fifo")
+    command = settings.tool_command_line(settings.TOOL_PRE_ARGS, sys.executable)
+    payload = {
+        "session_id": "s1", "cwd": str(clone), "hook_event_name": "PreToolUse",
+        "tool_name": "Bash", "tool_input": {"command": "git push origin main"},
+        "tool_use_id": "t1",
+    }  # fmt: skip
+    proc = subprocess.run(
+        ["sh", "-c", command], cwd=clone, input=json.dumps(payload), capture_output=True,
+        text=True, env={**os.environ, "PATH": "/usr/bin:/bin"}, timeout=PROMPT_S,
+    )  # fmt: skip
+    assert (proc.returncode, proc.stdout) == (0, "")
+    (line,) = proc.stderr.strip().splitlines()
+    assert line.startswith("resume-kit: tool hook skipped: ") and "config.yaml is a symlink" in line
+
+
 def test_a_fifo_trust_file_never_hangs(tmp_path: Path, isolated_home: Path) -> None:
     clone = hostile_clone(tmp_path, {".resume-kit/progress.yaml": HANG_PROGRESS})
     trust = isolated_home / ".local" / "share" / "resume-kit" / "trust.json"
