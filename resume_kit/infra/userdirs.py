@@ -55,13 +55,6 @@ def user_data_dir() -> Path:
     return Path(_user_dir("data"))
 
 
-def user_config_dir() -> Path:
-    """``platformdirs.user_config_dir("resume-kit", appauthor=False)``."""
-    from pathlib import Path
-
-    return Path(_user_dir("config"))
-
-
 def user_config_file_text() -> str:
     """The person's own settings file, ``user_config_dir("resume-kit")/config.yaml``, as text."""
     return os.path.join(_user_dir("config"), CONFIG_FILE)

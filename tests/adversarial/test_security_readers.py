@@ -206,9 +206,10 @@ def test_the_user_folders_are_platformdirs_ones(
             expected = Path(ask("resume-kit", appauthor=False))
         except (RuntimeError, KeyError):  # no home platformdirs can find: it is asked anyway
             return
-        assert getattr(userdirs, f"user_{kind}_dir")() == expected
         if kind == "config":
             assert Path(userdirs.user_config_file_text()) == expected / "config.yaml"
+        else:
+            assert userdirs.user_data_dir() == expected
 
 
 def test_the_hook_finds_the_cache_the_cli_wrote_in_a_linked_worktree(tmp_path: Path) -> None:
