@@ -293,3 +293,16 @@ def planted_secrets() -> tuple[Progress, dict[str, Any], list[Finding]]:
     }
     findings = [*findings, finding("LOG_ERRORS", f"log line: password={s['password']}")]
     return progress, snap, findings
+
+
+def hook_and_its_markdown(brief: Any, budget: int) -> tuple[str, str]:
+    """The claude-hook answer's ``additionalContext`` at ``budget``, and the markdown brief it
+    must equal: the one rendered at the hook's own token cap when that is lower
+    (render.HOOK_MAX_TOKENS; a brief over it at ``budget`` is a level shorter in the hook)."""
+    import json
+
+    from resume_kit.brief.render import HOOK_MAX_TOKENS, render
+
+    hook = json.loads(render(brief, "claude-hook", budget).text)
+    carried = render(brief, "markdown", min(budget, HOOK_MAX_TOKENS)).text
+    return hook["hookSpecificOutput"]["additionalContext"], carried

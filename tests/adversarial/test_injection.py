@@ -34,6 +34,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.brief_cases import hook_and_its_markdown
 from tests.conftest import git, run_cli
 from tests.markdown_oracle import carriage_returns_in_prose, read
 
@@ -330,10 +331,10 @@ def test_fuzzed_untrusted_text_never_leaves_its_code(
     model = build_brief(prog, snap, reconcile(prog, snap))
     nonces = [f"NONCE{i:03d}FZ" for i in range(len(values))]
     for budget in (300, 6000):
-        markdown = render(model, "markdown", budget).text
-        check_structure(markdown, nonces)
-        hook = json.loads(render(model, "claude-hook", budget).text)
-        assert hook["hookSpecificOutput"]["additionalContext"] == markdown
+        context, carried = hook_and_its_markdown(model, budget)
+        assert context == carried
+        for markdown in {render(model, "markdown", budget).text, carried}:
+            check_structure(markdown, nonces)
 
 
 def commonmark_blocks(markdown: str) -> tuple[list[str], list[str]]:

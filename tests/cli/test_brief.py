@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from resume_kit.brief.build import build_brief, collapse_ids, ranges_md
@@ -24,6 +24,7 @@ from tests.brief_cases import (
     base_snapshot,
     blocked,
     doc_unit,
+    hook_and_its_markdown,
     interrupted,
     trouble,
 )
@@ -290,20 +291,24 @@ def _hostile_case(values: list[str]) -> tuple[Progress, dict[str, Any], list[Any
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(HOSTILE, min_size=1, max_size=8))
+# 2,502 tokens at 4,000: the hook, capped at 2,500, carries the next level's brief (found by
+# Hypothesis on 2026-12-07, when the hook was compared with the brief at the same budget)
+@example(["\u1100\u1802\u1802\u1802\u1802\u1802\u1802\x8a\u1802\u1802\x1f\x1f\xc5" + "\u1802" * 10
+          + "\u1829\U0001d599\ucd9a\ucd9a\U0001d59b\U0001d59c\U0001d59d\U0001d59f"])  # fmt: skip
 def test_untrusted_strings_cannot_break_out_of_their_blocks(values: list[str]) -> None:
     progress, snap, findings = _hostile_case(values)
     brief = build_brief(progress, snap, findings, summary={"done": [values[0]], "todo": values})
     for budget in (4000, 600):
-        markdown = render(brief, "markdown", budget).text
-        reading = read(markdown)
-        assert reading.headings == EXPECTED_HEADINGS
-        assert reading.html == [], reading.html
-        assert "</" not in markdown and "<system" not in markdown and "<!--" not in markdown
-        for line in reading.prose:
-            assert "\u202e" not in line, line
-        assert carriage_returns_in_prose(markdown) == []
-        hook = json.loads(render(brief, "claude-hook", budget).text)
-        assert hook["hookSpecificOutput"]["additionalContext"] == markdown
+        context, carried = hook_and_its_markdown(brief, budget)
+        assert context == carried
+        for markdown in {render(brief, "markdown", budget).text, carried}:
+            reading = read(markdown)
+            assert reading.headings == EXPECTED_HEADINGS
+            assert reading.html == [], reading.html
+            assert "</" not in markdown and "<system" not in markdown and "<!--" not in markdown
+            for line in reading.prose:
+                assert "\u202e" not in line, line
+            assert carriage_returns_in_prose(markdown) == []
 
 
 def test_hostile_file_name_is_one_code_span() -> None:
